@@ -1,0 +1,131 @@
+package translate
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// MaxCursorLength bounds the _cursor value a client may send, in bytes of
+// its base64 text. It leaves room for ids of several hundred bytes.
+const MaxCursorLength = 1024
+
+// CursorError says why a _cursor value was refused; its text is meant for
+// the client.
+type CursorError struct{ Reason string }
+
+func (e *CursorError) Error() string {
+	return "invalid _cursor: " + e.Reason + `; a cursor is base64 of {"id":"<last id you have>"}`
+}
+
+// DecodeCursor returns the id carried by a _cursor value as it came out of
+// the query decoder.
+//
+// It is lenient where clients commonly slip: the standard and URL-safe
+// alphabets are accepted, with or without padding, and a '+' that the query
+// decoder turned into a space counts as '+'. The JSON must be an object
+// whose "id" member is a non-empty string or a whole number (taken as its
+// decimal text); other members are ignored.
+func DecodeCursor(value string) (string, error) {
+	if value == "" {
+		return "", &CursorError{"it is empty"}
+	}
+	if len(value) > MaxCursorLength {
+		return "", &CursorError{"it is longer than 1024 bytes"}
+	}
+	text := strings.TrimRight(strings.ReplaceAll(value, " ", "+"), "=")
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(text, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	raw, err := enc.DecodeString(text)
+	if err != nil {
+		return "", &CursorError{"it is not base64"}
+	}
+	if !gjson.ValidBytes(raw) || !utf8.Valid(raw) {
+		return "", &CursorError{"it does not decode to JSON"}
+	}
+	doc := gjson.ParseBytes(raw)
+	if !doc.IsObject() {
+		return "", &CursorError{"it does not decode to a JSON object"}
+	}
+	id := doc.Get("id")
+	switch id.Type {
+	case gjson.String:
+		if id.Str == "" {
+			return "", &CursorError{"its id is empty"}
+		}
+		return id.Str, nil
+	case gjson.Number:
+		if !isWholeNumber(id.Raw) {
+			return "", &CursorError{"its id is a number but not a whole number"}
+		}
+		return id.Raw, nil
+	case gjson.Null:
+		if !id.Exists() {
+			return "", &CursorError{`it has no "id" member`}
+		}
+	}
+	return "", &CursorError{"its id is not a string"}
+}
+
+// EncodeCursor returns the next_page_cursor value for id: standard padded
+// base64 of exactly {"id":"<id>"}.
+func EncodeCursor(id string) string {
+	buf := make([]byte, 0, len(id)+16)
+	buf = append(buf, `{"id":`...)
+	buf = appendJSONString(buf, id)
+	buf = append(buf, '}')
+	return base64.StdEncoding.EncodeToString(buf)
+}
+
+// appendJSONString appends s as a JSON string. Control characters are
+// escaped and invalid UTF-8 becomes U+FFFD, so the result is always valid
+// JSON whatever bytes the backend used in an id.
+func appendJSONString(buf []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	buf = append(buf, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				buf = append(buf, '\\', c)
+			case c < 0x20:
+				buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				buf = append(buf, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf = append(buf, `\ufffd`...)
+		} else {
+			buf = append(buf, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(buf, '"')
+}
+
+// isWholeNumber reports whether s is an optionally negative run of digits.
+func isWholeNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// errEmptyID is returned by Order.Check for an empty id.
+var errEmptyID = errors.New("the id is empty")

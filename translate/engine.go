@@ -1,0 +1,255 @@
+package translate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Fetcher makes one backend list call: the records at offsets
+// [w.Start(), w.Start()+w.Size), sorted ascending by id.
+type Fetcher interface {
+	Fetch(ctx context.Context, w Window) (Batch, error)
+}
+
+// Batch is one backend answer.
+type Batch struct {
+	IDs     []string // record ids, in the order the backend sent them
+	Records [][]byte // raw bytes of each record, parallel to IDs; may be nil
+}
+
+// Request asks for one page of a list.
+type Request struct {
+	// List names the list for the position index: the endpoint and
+	// whatever in the query selects its records.
+	List string
+	// After is the cursor id: the page holds the records after it. When
+	// After is empty the page starts at offset Offset (0: the first page).
+	After  string
+	Offset int
+	// Size is the number of records per page.
+	Size int
+}
+
+// Page is the answer to a Request.
+type Page struct {
+	IDs     []string
+	Records [][]byte // nil when the fetcher gave no records
+	More    bool     // a record followed the page when it was read
+	Source  int      // the call (0-based) whose answer the page starts in
+
+	Calls       int  // backend calls made
+	Fetched     int  // records fetched
+	IndexHit    bool // the index knew the cursor record's place
+	Relocations int  // times a hint or an answer proved stale
+}
+
+// Engine serves keyset pages (records after an id) from a backend that
+// pages only by offset. The zero value is not usable; set Order and
+// MaxPageSize at least.
+type Engine struct {
+	Order       Order
+	MaxPageSize int    // the largest page size the backend serves
+	MaxCalls    int    // backend calls allowed per page; 0 means 64
+	Index       *Index // shared position index; nil for none
+}
+
+// DefaultMaxCalls is the call budget of a page when Engine.MaxCalls is 0.
+const DefaultMaxCalls = 64
+
+// CallLimitError is returned when a page needed more backend calls than
+// allowed, which happens only when records move faster than the search.
+type CallLimitError struct{ Calls int }
+
+func (e *CallLimitError) Error() string {
+	return fmt.Sprintf("page not settled after %d backend calls; records are changing faster than they can be located", e.Calls)
+}
+
+// MinBackendPageSize is the smallest backend page limit the engine accepts.
+// A stitched call must hold the last record taken and the one after it;
+// with a limit of n, the offsets where every page size up to n divides the
+// next offset are multiples of lcm(1..n), which past 25 is beyond any list.
+const MinBackendPageSize = 25
+
+// ErrPageSizeTooSmall is returned when no backend page can hold a record
+// and its successor, which only a limit below MinBackendPageSize allows.
+var ErrPageSizeTooSmall = errors.New("backend page limit too small to stitch pages with a verified overlap")
+
+// BackendError says why a backend answer could not be used.
+type BackendError struct {
+	Window Window
+	Reason string
+}
+
+func (e *BackendError) Error() string {
+	return fmt.Sprintf("backend page %d of size %d: %s", e.Window.Page, e.Window.Size, e.Reason)
+}
+
+// Page reads one page.
+//
+// Consistency: every record of the page comes from an answer that also
+// holds a record at or below the cursor (or starts at offset 0), so the
+// page is exactly the records after the cursor as the backend held them.
+// When one answer ends before the page is complete, the next call overlaps
+// it on its last taken record, and that overlap is checked the same way.
+func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
+	if req.Size < 1 {
+		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
+	}
+	if req.After != "" {
+		if err := e.Order.Check(req.After); err != nil {
+			return nil, err
+		}
+	}
+	maxCalls := e.MaxCalls
+	if maxCalls < 1 {
+		maxCalls = DefaultMaxCalls
+	}
+	want := req.Size + 1 // the page and one record more, to know if more exist
+	pg := &Page{Source: -1}
+	var takenOff []int
+
+	var s *search
+	offset := req.Offset // offset mode until the first answer settles it
+	if req.After != "" {
+		offset = -1
+		s = newSearch(e.Order, req.After, e.Index.lookup(req.List, req.After))
+		pg.IndexHit = s.exact()
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if pg.Calls == maxCalls {
+			return nil, &CallLimitError{Calls: pg.Calls}
+		}
+		remaining := want - len(pg.IDs)
+		var w Window
+		if offset >= 0 {
+			w = PlanWindow(offset, offset+remaining, e.MaxPageSize)
+		} else {
+			w = s.window(remaining, e.MaxPageSize)
+		}
+		b, err := f.Fetch(ctx, w)
+		pg.Calls++
+		if err != nil {
+			return nil, err
+		}
+		if err := e.check(b, w); err != nil {
+			return nil, err
+		}
+		pg.Fetched += len(b.IDs)
+		start := w.Start()
+		short := len(b.IDs) < w.Size
+		e.learn(req.List, b.IDs, start, short)
+
+		// below: how many records of the answer are at or below the cursor.
+		var below int
+		var settled bool
+		if offset >= 0 {
+			below = min(offset-start, len(b.IDs))
+			settled = true
+		} else {
+			below = sort.Search(len(b.IDs), func(i int) bool {
+				return e.Order.Compare(b.IDs[i], s.cursor) > 0
+			})
+			settled = (below > 0 || start == 0) && (below < len(b.IDs) || short)
+		}
+		if !settled {
+			if s.observe(start, b.IDs, below, short) {
+				pg.Relocations++
+			}
+			continue
+		}
+		if pg.Source < 0 {
+			pg.Source = pg.Calls - 1
+		}
+		take := min(len(b.IDs)-below, remaining)
+		pg.IDs = append(pg.IDs, b.IDs[below:below+take]...)
+		if b.Records != nil {
+			pg.Records = append(pg.Records, b.Records[below:below+take]...)
+		}
+		for k := range take {
+			takenOff = append(takenOff, start+below+k)
+		}
+		if len(pg.IDs) == want || below+take == len(b.IDs) && short {
+			break
+		}
+		// The answer ended before the page did: stitch the next call on,
+		// starting at the last record taken.
+		last := len(pg.IDs) - 1
+		if last >= 0 && PlanWindow(takenOff[last], takenOff[last]+2, e.MaxPageSize).Size < 2 {
+			return nil, ErrPageSizeTooSmall
+		}
+		if last < 0 {
+			// Offset mode met an answer that ended before the offset
+			// without being short; read on from where it ended.
+			offset = start + len(b.IDs)
+			continue
+		}
+		end := -1
+		if s != nil {
+			end = s.end
+		}
+		s = newSearch(e.Order, pg.IDs[last], hint{
+			lo: sample{off: takenOff[last], id: pg.IDs[last]}, hasLo: true, end: end,
+		})
+		offset = -1
+	}
+
+	if len(pg.IDs) > req.Size {
+		pg.More = true
+		// Remember the last record served and the one after it: the next
+		// page's cursor then costs one call.
+		n := req.Size
+		e.Index.learn(req.List, []sample{
+			{off: takenOff[n-1], id: pg.IDs[n-1]},
+			{off: takenOff[n], id: pg.IDs[n]},
+		}, takenOff[n]+1, -1)
+		pg.IDs = pg.IDs[:n]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:n]
+		}
+	}
+	return pg, nil
+}
+
+// check refuses answers the engine cannot reason about.
+func (e *Engine) check(b Batch, w Window) error {
+	if len(b.IDs) > w.Size {
+		return &BackendError{w, fmt.Sprintf("%d records for a page of %d", len(b.IDs), w.Size)}
+	}
+	if b.Records != nil && len(b.Records) != len(b.IDs) {
+		return &BackendError{w, "records and ids differ in number"}
+	}
+	for i, id := range b.IDs {
+		if err := e.Order.Check(id); err != nil {
+			return &BackendError{w, fmt.Sprintf("record %d: %v", i, err)}
+		}
+		if i > 0 && e.Order.Compare(b.IDs[i-1], id) >= 0 {
+			return &BackendError{w, fmt.Sprintf("ids out of order: %.40q before %.40q (want ascending %s ids)", b.IDs[i-1], id, e.Order)}
+		}
+	}
+	return nil
+}
+
+// learn gives the index the edges of an answer.
+func (e *Engine) learn(list string, ids []string, start int, short bool) {
+	if e.Index == nil {
+		return
+	}
+	end := -1
+	if short {
+		end = start + len(ids)
+	}
+	var run []sample
+	switch n := len(ids); n {
+	case 0:
+	case 1:
+		run = []sample{{start, ids[0]}}
+	default:
+		run = []sample{{start, ids[0]}, {start + n - 1, ids[n-1]}}
+	}
+	e.Index.learn(list, run, start+len(ids), end)
+}

@@ -1,0 +1,198 @@
+package translate
+
+import (
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Index remembers where ids were seen in each list: (offset, id) samples
+// learned from every backend answer, and where a list ended. One Index
+// serves one endpoint and is shared by all its clients, so a cursor built by
+// hand benefits from the walks of others.
+//
+// Samples are hints, never trusted: records come and go between calls and
+// shift every offset after them. The engine verifies each hint against a
+// fresh answer and relocates when it moved.
+type Index struct {
+	order Order
+	limit int
+
+	mu    sync.Mutex
+	lists map[string]*positions
+	total int    // samples held across lists
+	clock uint64 // use counter, for evicting the least recently used list
+}
+
+// positions holds the samples of one list, ascending by id and by offset.
+type positions struct {
+	samples []sample
+	end     int // an offset at or past the list's end; -1 when unknown
+	used    uint64
+}
+
+type sample struct {
+	off int
+	id  string
+}
+
+// hint is what the index knows of the neighbourhood of an id.
+type hint struct {
+	lo, hi       sample // the nearest samples at or below, and above, the id
+	hasLo, hasHi bool
+	end          int // as in positions
+}
+
+// NewIndex returns an index holding at most limit samples; limit < 1 makes
+// an index that remembers nothing.
+func NewIndex(order Order, limit int) *Index {
+	return &Index{order: order, limit: limit, lists: make(map[string]*positions)}
+}
+
+// Len returns the number of samples held.
+func (x *Index) Len() int {
+	if x == nil {
+		return 0
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.total
+}
+
+func (x *Index) lookup(list, id string) hint {
+	h := hint{end: -1}
+	if x == nil {
+		return h
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	p := x.lists[list]
+	if p == nil {
+		return h
+	}
+	x.clock++
+	p.used = x.clock
+	h.end = p.end
+	i := sort.Search(len(p.samples), func(i int) bool {
+		return x.order.Compare(p.samples[i].id, id) > 0
+	})
+	if i > 0 {
+		h.lo, h.hasLo = p.samples[i-1], true
+	}
+	if i < len(p.samples) {
+		h.hi, h.hasHi = p.samples[i], true
+	}
+	return h
+}
+
+// learn records what one answer showed: run holds samples of consecutive
+// or increasing offsets taken from it, ascending by id; the list holds at
+// least seenTo records; end >= 0 says the list ends there.
+//
+// An answer is the freshest truth about its range, so samples inside the id
+// range of run, and neighbours whose offsets contradict it, are dropped.
+func (x *Index) learn(list string, run []sample, seenTo, end int) {
+	if x == nil || x.limit < 1 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	p := x.lists[list]
+	if p == nil {
+		p = &positions{end: -1}
+		x.lists[list] = p
+	}
+	x.clock++
+	p.used = x.clock
+	switch {
+	case end >= 0:
+		p.end = end
+	case p.end >= 0 && p.end < seenTo:
+		p.end = -1
+	}
+	if len(run) > 0 {
+		before := len(p.samples)
+		p.samples = x.splice(p.samples, run)
+		x.total += len(p.samples) - before
+	}
+	if p.end >= 0 {
+		n := len(p.samples)
+		for n > 0 && p.samples[n-1].off >= p.end {
+			n--
+		}
+		x.total -= len(p.samples) - n
+		clear(p.samples[n:])
+		p.samples = p.samples[:n]
+	}
+	x.evict(p)
+}
+
+// splice replaces the samples that run supersedes with run.
+func (x *Index) splice(samples, run []sample) []sample {
+	first, last := run[0], run[len(run)-1]
+	i := sort.Search(len(samples), func(i int) bool {
+		return x.order.Compare(samples[i].id, first.id) >= 0
+	})
+	for i > 0 && samples[i-1].off >= first.off {
+		i--
+	}
+	j := sort.Search(len(samples), func(j int) bool {
+		return x.order.Compare(samples[j].id, last.id) > 0
+	})
+	if j < i {
+		j = i
+	}
+	for j < len(samples) && samples[j].off <= last.off {
+		j++
+	}
+	// Ids are cloned: they usually point into a response body, which must
+	// not stay alive for as long as the index remembers its ids.
+	fresh := make([]sample, len(run))
+	for k, s := range run {
+		fresh[k] = sample{off: s.off, id: strings.Clone(s.id)}
+	}
+	tail := len(samples) - j
+	out := samples
+	if grow := len(run) - (j - i); grow > 0 {
+		out = append(samples, make([]sample, grow)...)
+	}
+	copy(out[i+len(run):], samples[j:j+tail])
+	copy(out[i:], fresh)
+	n := i + len(run) + tail
+	clear(out[n:])
+	return out[:n]
+}
+
+// evict keeps the index within its limit: first by forgetting the least
+// recently used other lists, then by thinning keep to every other sample,
+// which halves its memory and keeps its spread.
+func (x *Index) evict(keep *positions) {
+	for x.total > x.limit && len(x.lists) > 1 {
+		var oldest string
+		var used uint64
+		for name, p := range x.lists {
+			if p != keep && (oldest == "" || p.used < used) {
+				oldest, used = name, p.used
+			}
+		}
+		x.total -= len(x.lists[oldest].samples)
+		delete(x.lists, oldest)
+	}
+	if x.total <= x.limit {
+		return
+	}
+	s := keep.samples
+	last := s[len(s)-1]
+	n := 0
+	for k := 0; k < len(s); k += 2 {
+		s[n] = s[k]
+		n++
+	}
+	if s[n-1] != last {
+		s[n] = last
+		n++
+	}
+	clear(s[n:])
+	keep.samples = s[:n]
+	x.total = n
+}

@@ -1,0 +1,110 @@
+package translate
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// memList is an in-memory offset-paged backend for the engine's tests: a
+// sorted id list that tests may change between calls, with every call
+// counted.
+type memList struct {
+	mu      sync.Mutex
+	ids     []int64
+	calls   int
+	fetched int
+	// before runs ahead of every call, under the lock, to change the list
+	// between calls.
+	before func(l *memList)
+}
+
+func newMemList(ids []int64) *memList {
+	return &memList{ids: slices.Clone(ids)}
+}
+
+// evenIDs returns n ids spread evenly: 10, 20, 30, ...
+func evenIDs(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i+1) * 10
+	}
+	return ids
+}
+
+// randomIDs returns n ascending ids with random gaps of 1 to maxGap.
+func randomIDs(r *rand.Rand, n, maxGap int) []int64 {
+	ids := make([]int64, n)
+	var id int64
+	for i := range ids {
+		id += 1 + r.Int64N(int64(maxGap))
+		ids[i] = id
+	}
+	return ids
+}
+
+func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.before != nil {
+		l.before(l)
+	}
+	l.calls++
+	from := min(w.Start(), len(l.ids))
+	to := min(from+w.Size, len(l.ids))
+	b := Batch{IDs: make([]string, 0, to-from)}
+	for _, id := range l.ids[from:to] {
+		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
+	}
+	l.fetched += len(b.IDs)
+	return b, nil
+}
+
+// insert adds id if absent; remove deletes it if present. Callers hold mu.
+func (l *memList) insert(id int64) {
+	i, found := slices.BinarySearch(l.ids, id)
+	if !found {
+		l.ids = slices.Insert(l.ids, i, id)
+	}
+}
+
+func (l *memList) remove(id int64) {
+	if i, found := slices.BinarySearch(l.ids, id); found {
+		l.ids = slices.Delete(l.ids, i, i+1)
+	}
+}
+
+func (l *memList) snapshot() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ids)
+}
+
+func (l *memList) counts() (calls, fetched int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls, l.fetched
+}
+
+// after returns the first n ids of ids above cursor, and whether more follow.
+func after(ids []int64, cursor int64, n int) ([]int64, bool) {
+	i, found := slices.BinarySearch(ids, cursor)
+	if found {
+		i++
+	}
+	rest := ids[i:]
+	if len(rest) > n {
+		return rest[:n], true
+	}
+	return rest, false
+}
+
+func parseIDs(ids []string) []int64 {
+	out := make([]int64, len(ids))
+	for i, s := range ids {
+		out[i], _ = strconv.ParseInt(s, 10, 64)
+	}
+	return out
+}
