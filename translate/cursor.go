@@ -129,3 +129,11 @@ func isWholeNumber(s string) bool {
 
 // errEmptyID is returned by Order.Check for an empty id.
 var errEmptyID = errors.New("the id is empty")
+
+// AppendJSONMessage appends {"message":"<message>"}, the body of every
+// error the gateway answers with.
+func AppendJSONMessage(dst []byte, message string) []byte {
+	dst = append(dst, `{"message":`...)
+	dst = appendJSONString(dst, message)
+	return append(dst, '}')
+}

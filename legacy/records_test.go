@@ -1,0 +1,83 @@
+package legacy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+func TestParseBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, path, idField string
+		ids                       []string
+		records                   []string
+		err                       string
+	}{
+		{name: "array of numeric ids", body: `[{"id":1,"a":"x"}, {"id":20}]`, idField: "id",
+			ids: []string{"1", "20"}, records: []string{`{"id":1,"a":"x"}`, `{"id":20}`}},
+		{name: "string ids with escapes", body: ` [ {"id":"a\"b"} , {"id":"\u00e9"} ] `, idField: "id",
+			ids: []string{`a"b`, "é"}, records: []string{`{"id":"a\"b"}`, `{"id":"\u00e9"}`}},
+		{name: "records kept byte for byte", body: `[{"id":1,  "n": 1.50e2, "s":"\/"}]`, idField: "id",
+			ids: []string{"1"}, records: []string{`{"id":1,  "n": 1.50e2, "s":"\/"}`}},
+		{name: "envelope", body: `{"total":2,"data":[{"id":1},{"id":2}],"page":1}`, path: "data", idField: "id",
+			ids: []string{"1", "2"}, records: []string{`{"id":1}`, `{"id":2}`}},
+		{name: "nested envelope and id", body: `{"result":{"items":[{"meta":{"key":"k1"}}]}}`, path: "result.items", idField: "meta.key",
+			ids: []string{"k1"}, records: []string{`{"meta":{"key":"k1"}}`}},
+		{name: "empty array", body: `[]`, idField: "id"},
+		{name: "not JSON", body: `<html>`, idField: "id", err: "not JSON"},
+		{name: "truncated", body: `[{"id":1}`, idField: "id", err: "not JSON"},
+		{name: "empty body", body: ``, idField: "id", err: "not JSON"},
+		{name: "not an array", body: `{"id":1}`, idField: "id", err: "the body is not an array"},
+		{name: "envelope missing", body: `{"items":[]}`, path: "data", idField: "id", err: `records_path "data" is not an array`},
+		{name: "record without id", body: `[{"id":1},{"name":"x"}]`, idField: "id", err: `record 1 has no id at "id"`},
+		{name: "null id", body: `[{"id":null}]`, idField: "id", err: "neither a string nor a number"},
+		{name: "object id", body: `[{"id":{}}]`, idField: "id", err: "neither a string nor a number"},
+		{name: "record not an object", body: `[1]`, idField: "id", err: "record 0 is not an object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := ParseBody([]byte(tc.body), tc.path, tc.idField)
+			if tc.err != "" {
+				var be *BodyError
+				require.ErrorAs(t, err, &be)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.ids, b.IDs)
+			var recs []string
+			for _, r := range b.Records {
+				recs = append(recs, string(r))
+			}
+			assert.Equal(t, tc.records, recs)
+		})
+	}
+}
+
+func TestAppendPage(t *testing.T) {
+	for _, tc := range []struct{ body, path, want string }{
+		{`[{"id":1},{"id":2},{"id":3}]`, "", `[{"id":2},{"id":3}]`},
+		{` [{"id":1},{"id":2},{"id":3}] `, "", ` [{"id":2},{"id":3}] `},
+		{`{"total":3,"data":[{"id":1},{"id":2},{"id":3}],"page":1}`, "data", `{"total":3,"data":[{"id":2},{"id":3}],"page":1}`},
+	} {
+		b, err := ParseBody([]byte(tc.body), tc.path, "id")
+		require.NoError(t, err)
+		got := b.AppendPage(nil, b.Records[1:])
+		assert.Equal(t, tc.want, string(got))
+		assert.Len(t, got, b.PageSize(b.Records[1:]))
+		assert.True(t, json.Valid(got))
+		empty := b.AppendPage(nil, nil)
+		assert.True(t, json.Valid(empty), string(empty))
+		assert.Len(t, empty, b.PageSize(nil))
+	}
+}
+
+func TestAppendQuery(t *testing.T) {
+	w := translate.Window{Page: 3, Size: 25}
+	assert.Equal(t, "a=1&b=%20&_sortField=id&_sortDir=ASC&_page=3&_perPage=25",
+		string(AppendQuery(nil, "a=1&b=%20", "_sortField=id&_sortDir=ASC", w)))
+	assert.Equal(t, "_page=3&_perPage=25", string(AppendQuery(nil, "", "", w)))
+}

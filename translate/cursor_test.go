@@ -1,0 +1,119 @@
+package translate
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeCursor(t *testing.T) {
+	std := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct {
+		name, value, id, err string
+	}{
+		{name: "standard padded", value: std(`{"id":"42"}`), id: "42"},
+		{name: "standard unpadded", value: strings.TrimRight(std(`{"id":"4"}`), "="), id: "4"},
+		{name: "url-safe", value: base64.URLEncoding.EncodeToString([]byte(`{"id":"~~~>>>"}`)), id: "~~~>>>"},
+		{name: "url-safe unpadded", value: base64.RawURLEncoding.EncodeToString([]byte(`{"id":"??>"}`)), id: "??>"},
+		{name: "plus turned into a space", value: strings.ReplaceAll(std(`{"id":"~~~>>>"}`), "+", " "), id: "~~~>>>"},
+		{name: "number id", value: std(`{"id":12345678901234567890123}`), id: "12345678901234567890123"},
+		{name: "extra members", value: std(`{"a":[1,{}],"id":"x","b":null}`), id: "x"},
+		{name: "whitespace in JSON", value: std(" {\n\"id\" : \"7\" } "), id: "7"},
+		{name: "escaped id", value: std(`{"id":"a\"b\u00e9"}`), id: `a"bé`},
+		{name: "empty", value: "", err: "empty"},
+		{name: "not base64", value: "!!!!", err: "not base64"},
+		{name: "mixed alphabets", value: "ab+-", err: "not base64"},
+		{name: "too long", value: strings.Repeat("A", MaxCursorLength+1), err: "longer"},
+		{name: "not JSON", value: std(`id=5`), err: "JSON"},
+		{name: "trailing garbage", value: std(`{"id":"5"}x`), err: "JSON"},
+		{name: "invalid UTF-8", value: std("{\"id\":\"\xff\"}"), err: "JSON"},
+		{name: "array", value: std(`["5"]`), err: "object"},
+		{name: "no id", value: std(`{"ID":"5"}`), err: `no "id"`},
+		{name: "empty id", value: std(`{"id":""}`), err: "empty"},
+		{name: "null id", value: std(`{"id":null}`), err: "not a string"},
+		{name: "fraction", value: std(`{"id":1.5}`), err: "whole number"},
+		{name: "exponent", value: std(`{"id":1e3}`), err: "whole number"},
+		{name: "object id", value: std(`{"id":{"a":1}}`), err: "not a string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := DecodeCursor(tc.value)
+			if tc.err != "" {
+				var ce *CursorError
+				require.ErrorAs(t, err, &ce)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.id, id)
+		})
+	}
+}
+
+func TestEncodeCursor(t *testing.T) {
+	assert.Equal(t, base64.StdEncoding.EncodeToString([]byte(`{"id":"123"}`)), EncodeCursor("123"))
+	for _, id := range []string{"123", `quo"te`, `back\slash`, "tab\tnew\nline\x00nul", "é✓", "bad\xffutf8", "</script>"} {
+		raw, err := base64.StdEncoding.DecodeString(EncodeCursor(id))
+		require.NoError(t, err)
+		require.True(t, json.Valid(raw), "%q", raw)
+		var v map[string]string
+		require.NoError(t, json.Unmarshal(raw, &v))
+		assert.Len(t, v, 1)
+		if utf8.ValidString(id) {
+			assert.Equal(t, id, v["id"])
+			back, err := DecodeCursor(EncodeCursor(id))
+			require.NoError(t, err)
+			assert.Equal(t, id, back)
+		}
+	}
+}
+
+func TestOrderCompare(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"1", "2", -1}, {"10", "9", 1}, {"007", "7", 0}, {"-5", "3", -1}, {"-5", "-3", -1},
+		{"-0", "0", 0}, {"123456789012345678901234567890", "123456789012345678901234567891", -1},
+		{"99999999999999999999", "100000000000000000000", -1},
+	} {
+		assert.Equal(t, tc.want, Numeric.Compare(tc.a, tc.b), "%s vs %s", tc.a, tc.b)
+		assert.Equal(t, -tc.want, Numeric.Compare(tc.b, tc.a), "%s vs %s", tc.b, tc.a)
+	}
+	assert.Equal(t, -1, Lexical.Compare("B", "a"))
+	assert.Error(t, Numeric.Check("12a"))
+	assert.Error(t, Numeric.Check("-"))
+	assert.NoError(t, Lexical.Check("12a"))
+	_, err := ParseOrder("random")
+	assert.Error(t, err)
+}
+
+func FuzzDecodeCursor(f *testing.F) {
+	f.Fuzz(func(t *testing.T, value string) {
+		id, err := DecodeCursor(value)
+		if err != nil {
+			var ce *CursorError
+			if !assert.ErrorAs(t, err, &ce) {
+				return
+			}
+			return
+		}
+		// What is accepted is a usable id, and its own cursor decodes to it.
+		if id == "" || !utf8.ValidString(id) {
+			t.Fatalf("accepted an unusable id %q from %q", id, value)
+		}
+		enc := EncodeCursor(id)
+		raw, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil || !json.Valid(raw) {
+			t.Fatalf("EncodeCursor(%q) = %q is not base64 of JSON", id, enc)
+		}
+		back, err := DecodeCursor(enc)
+		if err != nil || back != id {
+			t.Fatalf("round trip of %q: got %q, %v", id, back, err)
+		}
+	})
+}
