@@ -1,0 +1,132 @@
+package caddymodule_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+)
+
+// recorder is a backend wrapper that remembers what reached the backend.
+type recorder struct {
+	next http.Handler
+	mu   sync.Mutex
+	seen []*http.Request
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec.mu.Lock()
+	rec.seen = append(rec.seen, r.Clone(r.Context()))
+	rec.mu.Unlock()
+	rec.next.ServeHTTP(w, r)
+}
+
+func (rec *recorder) requests() []*http.Request {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]*http.Request(nil), rec.seen...)
+}
+
+func (rec *recorder) reset() {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.seen = nil
+}
+
+// answer is a client's view of one response.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func get(t testing.TB, rawURL string, headers ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := harness.Client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return answer{status: resp.StatusCode, header: resp.Header, body: body}
+}
+
+// ids returns the ids of a page body: a JSON array, or the array at path.
+func (a answer) ids(t testing.TB, path ...string) []string {
+	t.Helper()
+	var records []map[string]json.RawMessage
+	if len(path) > 0 {
+		var env map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(a.body, &env), string(a.body))
+		require.NoError(t, json.Unmarshal(env[path[0]], &records))
+	} else {
+		require.NoError(t, json.Unmarshal(a.body, &records), string(a.body))
+	}
+	out := make([]string, 0, len(records))
+	for _, r := range records {
+		out = append(out, strings.Trim(string(r["id"]), `"`))
+	}
+	return out
+}
+
+// message returns the message of a JSON error answer, checking its shape.
+func (a answer) message(t testing.TB) string {
+	t.Helper()
+	require.Equal(t, "application/json", a.header.Get("Content-Type"))
+	var e struct{ Message string }
+	require.NoError(t, json.Unmarshal(a.body, &e), string(a.body))
+	require.NotEmpty(t, e.Message)
+	return e.Message
+}
+
+func cursorFor(id string) string {
+	b, _ := json.Marshal(map[string]string{"id": id})
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// walkCursor follows next_page_cursor from the first page to the last and
+// returns every id served.
+func walkCursor(t testing.TB, base, path string, perPage int, extra string) (ids []string, pages int) {
+	t.Helper()
+	cursor := ""
+	for {
+		q := url.Values{}
+		q.Set("_perPage", itoa(perPage))
+		if cursor != "" {
+			q.Set("_cursor", cursor)
+		}
+		u := base + path + "?" + q.Encode()
+		if extra != "" {
+			u += "&" + extra
+		}
+		a := get(t, u)
+		require.Equal(t, http.StatusOK, a.status, string(a.body))
+		page := a.ids(t)
+		pages++
+		cursor = a.header.Get("next_page_cursor")
+		if cursor == "" {
+			return append(ids, page...), pages
+		}
+		require.Len(t, page, perPage, "a page before the last is full")
+		require.Equal(t, cursorFor(page[len(page)-1]), cursor)
+		ids = append(ids, page...)
+		require.Less(t, pages, 100000)
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

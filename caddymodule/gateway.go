@@ -1,0 +1,215 @@
+// Package caddymodule is the Caddy glue of the help-desk gateway: it
+// registers the helpdesk_gateway HTTP handler and the reference backend
+// (helpdesk_legacy), parses their Caddyfile directives, and serves cursor
+// pages and validated ticket filters through sub-requests to the next
+// handler, normally reverse_proxy.
+package caddymodule
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+func init() {
+	caddy.RegisterModule(Gateway{})
+}
+
+// Defaults of the gateway's options.
+const (
+	defaultBackendSort       = "_sortField=id&_sortDir=ASC"
+	defaultPerPage           = 10
+	defaultMaxPerPage        = 1000
+	defaultBackendMaxPerPage = 1000
+	defaultIndexSize         = 100000
+	defaultMaxBodySize       = 16 << 20
+	defaultMaxQueryLength    = 8 << 10
+)
+
+// defaultCursorEndpoints are the spec's four cursor-paged lists.
+var defaultCursorEndpoints = []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"}
+
+// Gateway is the helpdesk_gateway HTTP handler. On the cursor endpoints it
+// serves _cursor pages by calling the next handler with _page/_perPage
+// requests; on the filter endpoints it checks _filters before the backend
+// sees them. Every other request passes through untouched.
+type Gateway struct {
+	// BasePath prefixes every endpoint, e.g. "/api/v3".
+	BasePath string `json:"base_path,omitempty"`
+	// CursorEndpoints are the lists served by cursor. Default: the spec's four.
+	CursorEndpoints []string `json:"cursor_endpoints,omitempty"`
+	// FilterEndpoints are the lists whose _filters are validated. Default: /tickets.
+	FilterEndpoints []string `json:"filter_endpoints,omitempty"`
+	// IDField is the gjson path of a record's id. Default: id.
+	IDField string `json:"id_field,omitempty"`
+	// RecordsPath is the gjson path of the records array in an envelope.
+	// Default: the body is the array.
+	RecordsPath string `json:"records_path,omitempty"`
+	// IDOrder is numeric or lexical. Default: numeric.
+	IDOrder string `json:"id_order,omitempty"`
+	// BackendSort is the query that sorts a backend list ascending by id.
+	BackendSort string `json:"backend_sort,omitempty"`
+	// DefaultPerPage is the page size when a client sends no _perPage.
+	DefaultPerPage int `json:"default_per_page,omitempty"`
+	// MaxPerPage is the largest _perPage a client may ask for.
+	MaxPerPage int `json:"max_per_page,omitempty"`
+	// BackendMaxPerPage is the largest _perPage the backend serves.
+	BackendMaxPerPage int `json:"backend_max_per_page,omitempty"`
+	// IndexSize bounds the samples of each endpoint's position index;
+	// -1 disables the index.
+	IndexSize int `json:"index_size,omitempty"`
+	// MaxBodySize bounds each backend answer the gateway buffers, in bytes.
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// MaxSubrequests bounds the backend calls one client request may make.
+	MaxSubrequests int `json:"max_subrequests,omitempty"`
+	// MaxQueryLength bounds the query string of an owned request, in bytes.
+	MaxQueryLength int `json:"max_query_length,omitempty"`
+
+	// MaxFilters bounds the conditions in one _filters value. Default: 50.
+	MaxFilters int `json:"max_filters,omitempty"`
+	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
+	MaxFiltersLength int `json:"max_filters_length,omitempty"`
+	// StatusCodes, ChannelTypes and PeriodCodes restrict the codes accepted
+	// for status, channel_type and the DP operator. Empty: any code.
+	StatusCodes  []string `json:"status_codes,omitempty"`
+	ChannelTypes []string `json:"channel_types,omitempty"`
+	PeriodCodes  []string `json:"period_codes,omitempty"`
+
+	order     translate.Order
+	endpoints map[string]*endpoint
+	filters   *translate.FilterValidator
+	logger    *zap.Logger
+}
+
+// endpoint is one owned path.
+type endpoint struct {
+	name   string // as configured, e.g. /calls
+	cursor bool   // a cursor endpoint; else a filter endpoint
+	engine *translate.Engine
+}
+
+// CaddyModule returns the Caddy module information.
+func (Gateway) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.helpdesk_gateway",
+		New: func() caddy.Module { return new(Gateway) },
+	}
+}
+
+// Provision fills in defaults and builds the engines.
+func (g *Gateway) Provision(ctx caddy.Context) error {
+	g.logger = ctx.Logger()
+	if g.CursorEndpoints == nil {
+		g.CursorEndpoints = defaultCursorEndpoints
+	}
+	if g.FilterEndpoints == nil {
+		g.FilterEndpoints = []string{"/tickets"}
+	}
+	setDefault(&g.IDField, "id")
+	setDefault(&g.IDOrder, "numeric")
+	setDefault(&g.BackendSort, defaultBackendSort)
+	setDefault(&g.DefaultPerPage, defaultPerPage)
+	setDefault(&g.MaxPerPage, defaultMaxPerPage)
+	setDefault(&g.BackendMaxPerPage, defaultBackendMaxPerPage)
+	setDefault(&g.IndexSize, defaultIndexSize)
+	setDefault(&g.MaxBodySize, defaultMaxBodySize)
+	setDefault(&g.MaxSubrequests, translate.DefaultMaxCalls)
+	setDefault(&g.MaxQueryLength, defaultMaxQueryLength)
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	g.order, _ = translate.ParseOrder(g.IDOrder)
+	g.filters = translate.NewFilterValidator(translate.FilterConfig{
+		MaxFilters:   g.MaxFilters,
+		MaxLength:    g.MaxFiltersLength,
+		StatusCodes:  g.StatusCodes,
+		ChannelTypes: g.ChannelTypes,
+		PeriodCodes:  g.PeriodCodes,
+	})
+	g.endpoints = make(map[string]*endpoint)
+	for _, name := range g.CursorEndpoints {
+		g.endpoints[g.BasePath+name] = &endpoint{name: name, cursor: true, engine: &translate.Engine{
+			Order:       g.order,
+			MaxPageSize: g.BackendMaxPerPage,
+			MaxCalls:    g.MaxSubrequests,
+			Index:       translate.NewIndex(g.order, g.IndexSize),
+		}}
+	}
+	for _, name := range g.FilterEndpoints {
+		g.endpoints[g.BasePath+name] = &endpoint{name: name}
+	}
+	return nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Validate checks the configuration; each error names the option at fault.
+func (g *Gateway) Validate() error {
+	if g.BasePath != "" && (!strings.HasPrefix(g.BasePath, "/") || strings.HasSuffix(g.BasePath, "/")) {
+		return fmt.Errorf("base_path %q: must start with / and not end with /", g.BasePath)
+	}
+	seen := map[string]string{}
+	for _, list := range []struct {
+		option string
+		paths  []string
+	}{{"cursor_endpoints", g.CursorEndpoints}, {"filter_endpoints", g.FilterEndpoints}} {
+		for _, p := range list.paths {
+			if !strings.HasPrefix(p, "/") || len(p) < 2 {
+				return fmt.Errorf("%s: %q must be a path starting with /", list.option, p)
+			}
+			if other, dup := seen[p]; dup {
+				return fmt.Errorf("%s: %q is already listed in %s", list.option, p, other)
+			}
+			seen[p] = list.option
+		}
+	}
+	if _, err := translate.ParseOrder(g.IDOrder); err != nil {
+		return fmt.Errorf("id_order: %v", err)
+	}
+	if g.IDField == "" {
+		return fmt.Errorf("id_field: must not be empty")
+	}
+	if _, err := url.ParseQuery(g.BackendSort); err != nil {
+		return fmt.Errorf("backend_sort %q: not a query string: %v", g.BackendSort, err)
+	}
+	for _, n := range []struct {
+		option   string
+		value    int
+		min, max int
+	}{
+		{"default_per_page", g.DefaultPerPage, 1, g.MaxPerPage},
+		{"max_per_page", g.MaxPerPage, 1, 1 << 20},
+		{"backend_max_per_page", g.BackendMaxPerPage, translate.MinBackendPageSize, 1 << 20},
+		{"index_size", g.IndexSize, -1, 1 << 26},
+		{"max_subrequests", g.MaxSubrequests, 1, 1 << 16},
+		{"max_query_length", g.MaxQueryLength, 256, 1 << 20},
+		{"max_filters", g.MaxFilters, 0, 1 << 16},
+		{"max_filters_length", g.MaxFiltersLength, 0, 1 << 20},
+	} {
+		if n.value < n.min || n.value > n.max {
+			return fmt.Errorf("%s: %d is out of range [%d, %d]", n.option, n.value, n.min, n.max)
+		}
+	}
+	if g.MaxBodySize < 1024 {
+		return fmt.Errorf("max_body_size: %d bytes is too small (at least 1KiB)", g.MaxBodySize)
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Gateway)(nil)
+	_ caddy.Validator             = (*Gateway)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
+)

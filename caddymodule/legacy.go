@@ -1,0 +1,145 @@
+package caddymodule
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+func init() {
+	caddy.RegisterModule(LegacyBackend{})
+	httpcaddyfile.RegisterHandlerDirective("helpdesk_legacy", parseLegacy)
+	// A terminal handler: after reverse_proxy, so that a site may hold the
+	// gateway and the reference backend with no proxy between them.
+	httpcaddyfile.RegisterDirectiveOrder("helpdesk_legacy", httpcaddyfile.After, "reverse_proxy")
+}
+
+// LegacyBackend serves the reference legacy help-desk backend: lists paged
+// only by _page/_perPage, newest first unless sorted, with optional churn.
+// It lets one Caddyfile run the gateway and a backend to try it on.
+type LegacyBackend struct {
+	// Seed makes the data set; the same seed gives the same records.
+	Seed uint64 `json:"seed,omitempty"`
+	// Records per list. Default: 1000.
+	Records int `json:"records,omitempty"`
+	// MaxPerPage is the largest page the backend serves. Default: 1000.
+	MaxPerPage int `json:"max_per_page,omitempty"`
+	// BasePath prefixes every endpoint.
+	BasePath string `json:"base_path,omitempty"`
+	// Envelope wraps the records as {"<envelope>": [...], ...}.
+	Envelope string `json:"envelope,omitempty"`
+	// Churn is the number of inserts and deletes per second per list.
+	Churn float64 `json:"churn,omitempty"`
+
+	backend *legacy.Backend
+}
+
+// CaddyModule returns the Caddy module information.
+func (LegacyBackend) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.helpdesk_legacy",
+		New: func() caddy.Module { return new(LegacyBackend) },
+	}
+}
+
+// Provision generates the data set and starts the churn.
+func (l *LegacyBackend) Provision(caddy.Context) error {
+	l.backend = legacy.New(legacy.Config{
+		Seed:           l.Seed,
+		Records:        l.Records,
+		MaxPerPage:     l.MaxPerPage,
+		BasePath:       l.BasePath,
+		Envelope:       l.Envelope,
+		ChurnPerSecond: l.Churn,
+	})
+	l.backend.Start()
+	return nil
+}
+
+// Cleanup stops the churn.
+func (l *LegacyBackend) Cleanup() error {
+	if l.backend != nil {
+		l.backend.Close()
+	}
+	return nil
+}
+
+// ServeHTTP answers as the legacy backend; it never calls next.
+func (l *LegacyBackend) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	l.backend.ServeHTTP(w, r)
+	return nil
+}
+
+func parseLegacy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	l := new(LegacyBackend)
+	err := l.UnmarshalCaddyfile(h.Dispenser)
+	return l, err
+}
+
+// UnmarshalCaddyfile sets up the backend from Caddyfile tokens:
+//
+//	helpdesk_legacy {
+//		seed         1
+//		records      20000
+//		max_per_page 1000
+//		base_path    /api/v3
+//		envelope     data
+//		churn        5
+//	}
+func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		option := d.Val()
+		var s string
+		if err := oneArg(d, &s); err != nil {
+			return err
+		}
+		var err error
+		switch option {
+		case "seed":
+			l.Seed, err = strconv.ParseUint(s, 10, 64)
+		case "records":
+			l.Records, err = strconv.Atoi(s)
+			if err == nil && l.Records < 0 {
+				err = strconv.ErrRange
+			}
+		case "max_per_page":
+			l.MaxPerPage, err = strconv.Atoi(s)
+			if err == nil && l.MaxPerPage < 1 {
+				err = strconv.ErrRange
+			}
+		case "base_path":
+			l.BasePath = s
+		case "envelope":
+			l.Envelope = s
+		case "churn":
+			l.Churn, err = strconv.ParseFloat(s, 64)
+			if err == nil && (l.Churn < 0 || l.Churn > 1e6) {
+				err = strconv.ErrRange
+			}
+		default:
+			return d.Errf("unknown option %q", option)
+		}
+		if err != nil {
+			return d.Errf("%s: %q is not a valid value", option, s)
+		}
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*LegacyBackend)(nil)
+	_ caddy.CleanerUpper          = (*LegacyBackend)(nil)
+	_ caddyhttp.MiddlewareHandler = (*LegacyBackend)(nil)
+	_ caddyfile.Unmarshaler       = (*LegacyBackend)(nil)
+)

@@ -1,0 +1,119 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// pageQuery is what a client asked of a cursor endpoint.
+type pageQuery struct {
+	cursor  string // raw _cursor value, "" when absent
+	perPage int
+	page    int    // _page, 0 when absent
+	forward string // the client's other parameters, byte for byte
+}
+
+// queryError is a client mistake in the query; its text is for the client.
+type queryError struct{ msg string }
+
+func (e *queryError) Error() string { return e.msg }
+
+func badQuery(format string, args ...any) error {
+	return &queryError{fmt.Sprintf(format, args...)}
+}
+
+// parsePageQuery splits a cursor endpoint's raw query into the gateway's
+// parameters and the ones it forwards. Keys are compared decoded, so
+// %5Fpage is _page: a client cannot slip paging or sort parameters past
+// the gateway into its own backend query. Forwarded pairs keep their
+// original bytes.
+func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
+	q := pageQuery{perPage: g.DefaultPerPage}
+	if len(raw) > g.MaxQueryLength {
+		return q, badQuery("the query is longer than %d bytes", g.MaxQueryLength)
+	}
+	var kept []string
+	seen := map[string]bool{}
+	var perPage, page, sortField, sortDir string
+	for pair := range strings.SplitSeq(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		if strings.Contains(pair, ";") {
+			return q, badQuery("the query contains ';': separate parameters with '&' and encode ';' in values as %%3B")
+		}
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil {
+			return q, badQuery("the query parameter name %.40q is not valid percent-encoding", rawKey)
+		}
+		var dst *string
+		switch key {
+		case "_cursor":
+			dst = &q.cursor
+		case "_perPage":
+			dst = &perPage
+		case "_page":
+			dst = &page
+		case "_sortField":
+			dst = &sortField
+		case "_sortDir":
+			dst = &sortDir
+		case "_filters":
+			if seen[key] {
+				return q, badQuery("_filters is repeated: send it once")
+			}
+			seen[key] = true
+		}
+		if dst == nil {
+			kept = append(kept, pair)
+			continue
+		}
+		if seen[key] {
+			return q, badQuery("%s is repeated: send it once", key)
+		}
+		seen[key] = true
+		if *dst, err = url.QueryUnescape(rawValue); err != nil {
+			return q, badQuery("the value of %s is not valid percent-encoding", key)
+		}
+	}
+	if seen["_cursor"] && seen["_page"] {
+		return q, badQuery("_page and _cursor cannot be used together: send _cursor to continue a walk, or _page for a numbered page")
+	}
+	if seen["_cursor"] && q.cursor == "" {
+		return q, badQuery(`_cursor is empty; omit it for the first page, or send the next_page_cursor header of the previous page`)
+	}
+	if seen["_perPage"] {
+		n, ok := wholeNumber(perPage)
+		if !ok || n < 1 || n > g.MaxPerPage {
+			return q, badQuery("_perPage must be a whole number from 1 to %d, got %.20q", g.MaxPerPage, perPage)
+		}
+		q.perPage = n
+	}
+	if seen["_page"] {
+		n, ok := wholeNumber(page)
+		if !ok || n < 1 || n > maxPage/q.perPage {
+			return q, badQuery("_page must be a whole number from 1 to %d, got %.20q", maxPage/q.perPage, page)
+		}
+		q.page = n
+	}
+	if seen["_sortField"] && sortField != g.IDField || seen["_sortDir"] && !strings.EqualFold(sortDir, "asc") {
+		return q, badQuery("this endpoint pages in ascending %s order: omit _sortField and _sortDir, or send _sortField=%s&_sortDir=ASC", g.IDField, g.IDField)
+	}
+	q.forward = strings.Join(kept, "&")
+	return q, nil
+}
+
+// maxPage bounds _page * _perPage so offsets never overflow.
+const maxPage = 1 << 40
+
+// wholeNumber parses digits only: no sign, no spaces, at most 12 digits.
+func wholeNumber(s string) (int, bool) {
+	if s == "" || len(s) > 12 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}

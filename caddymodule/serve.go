@@ -1,0 +1,179 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// nextPageCursor is the response header that carries the next cursor.
+const nextPageCursor = "next_page_cursor"
+
+// ServeHTTP serves the owned endpoints and passes everything else on.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	ep := g.endpoints[r.URL.Path]
+	if ep == nil || r.Method != http.MethodGet {
+		return next.ServeHTTP(w, r)
+	}
+	if ep.cursor {
+		return g.serveCursor(w, r, next, ep)
+	}
+	return g.serveFilters(w, r, next)
+}
+
+// serveFilters lets a ticket list through only when its _filters are valid;
+// valid filters reach the backend byte for byte.
+func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if len(r.URL.RawQuery) > g.MaxQueryLength {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
+		return nil
+	}
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "the query is not valid: "+err.Error())
+		return nil
+	}
+	raw, ok := values["_filters"]
+	switch {
+	case !ok:
+		return next.ServeHTTP(w, r)
+	case len(raw) > 1:
+		writeError(w, http.StatusBadRequest, "_filters is repeated: send it once")
+		return nil
+	}
+	if _, err := g.filters.Parse(raw[0]); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid _filters: "+err.Error())
+		return nil
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// serveCursor serves one page of a cursor endpoint.
+func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ep *endpoint) error {
+	q, err := g.parsePageQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil
+	}
+	req := translate.Request{List: r.URL.Path + "?" + q.forward, Size: q.perPage}
+	if q.cursor != "" {
+		if req.After, err = translate.DecodeCursor(q.cursor); err == nil {
+			err = g.order.Check(req.After)
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid _cursor: "+trimCursorPrefix(err.Error()))
+			return nil
+		}
+	} else if q.page > 0 {
+		req.Offset = (q.page - 1) * q.perPage
+	}
+
+	f := &fetcher{g: g, r: r, next: next, forward: q.forward}
+	pg, err := ep.engine.Page(r.Context(), f, req)
+	if err != nil {
+		return g.pageFailed(w, r, ep, f, err)
+	}
+
+	body := f.bodies[pg.Source]
+	h := w.Header()
+	for k, v := range f.headers[pg.Source] {
+		h[k] = v // replace, never add: one set of headers whatever the calls
+	}
+	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Etag", "Last-Modified"} {
+		h.Del(k)
+	}
+	if pg.More {
+		// Spelled as the spec spells it; header names are case-insensitive.
+		h[nextPageCursor] = []string{translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])}
+	}
+	out := body.AppendPage(make([]byte, 0, body.PageSize(pg.Records)), pg.Records)
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(out)
+
+	if ce := g.logger.Check(zap.DebugLevel, "cursor page"); ce != nil {
+		ce.Write(
+			zap.String("endpoint", ep.name),
+			zap.String("cursor_id", req.After),
+			zap.Int("per_page", q.perPage),
+			zap.Int("subrequests", pg.Calls),
+			zap.Int("records", len(pg.IDs)),
+			zap.Bool("index_hit", pg.IndexHit),
+			zap.Int("relocations", pg.Relocations),
+		)
+	}
+	return err
+}
+
+// pageFailed answers for a page the engine could not serve. Nothing of a
+// partial page is ever written.
+func (g *Gateway) pageFailed(w http.ResponseWriter, r *http.Request, ep *endpoint, f *fetcher, err error) error {
+	var (
+		se *statusError
+		ue *upstreamError
+		be *translate.BackendError
+		bo *legacy.BodyError
+		ce *translate.CallLimitError
+	)
+	switch {
+	case errors.As(err, &se):
+		h := w.Header()
+		for k, v := range se.answer.header {
+			h[k] = v
+		}
+		h.Del("Content-Length")
+		h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		w.WriteHeader(se.answer.status)
+		_, werr := w.Write(se.answer.body)
+		return werr
+	case errors.As(err, &ue):
+		g.logger.Warn("backend unreachable",
+			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)), zap.Error(ue.err))
+		msg := "the backend did not answer"
+		if ue.status == http.StatusGatewayTimeout {
+			msg = "the backend did not answer in time"
+		}
+		writeError(w, ue.status, msg+"; try again later")
+	case errors.As(err, &be), errors.As(err, &bo):
+		g.logger.Warn("unusable backend answer",
+			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)), zap.Error(err))
+		writeError(w, http.StatusBadGateway, err.Error())
+	case errors.As(err, &ce):
+		g.logger.Warn("sub-request limit reached",
+			zap.String("endpoint", ep.name), zap.Int("max_subrequests", g.MaxSubrequests))
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+			"this page needed more than max_subrequests (%d) backend calls because records are changing quickly; retry the same request", g.MaxSubrequests))
+	case errors.Is(err, context.Canceled):
+		return nil // the client went away
+	default:
+		g.logger.Error("cursor page failed", zap.String("endpoint", ep.name), zap.Error(err))
+		writeError(w, http.StatusInternalServerError, "the gateway could not serve this page: "+err.Error())
+	}
+	return nil
+}
+
+func lastQuery(f *fetcher) string {
+	if len(f.queries) == 0 {
+		return ""
+	}
+	return f.queries[len(f.queries)-1]
+}
+
+// trimCursorPrefix keeps error texts from saying "invalid _cursor" twice.
+func trimCursorPrefix(s string) string {
+	const p = "invalid _cursor: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}

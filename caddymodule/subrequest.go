@@ -1,0 +1,126 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// capture is the writer of one sub-request. It has a header map of its own:
+// caddyhttp.NewResponseRecorder would write the backend's headers into the
+// client's map, once per call, and leak them into the client's response.
+type capture struct {
+	header http.Header
+	status int
+	body   []byte
+	limit  int64
+	over   bool // the body went past limit
+}
+
+func newCapture(limit int64) *capture {
+	return &capture{header: make(http.Header), limit: limit}
+}
+
+func (c *capture) Header() http.Header { return c.header }
+
+func (c *capture) WriteHeader(status int) {
+	if c.status == 0 && status >= 200 {
+		c.status = status
+	}
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if int64(len(c.body)+len(p)) > c.limit {
+		c.over = true
+		return 0, errBodyTooLarge
+	}
+	c.body = append(c.body, p...)
+	return len(p), nil
+}
+
+// Flush is a no-op: the answer is used only once complete.
+func (c *capture) Flush() {}
+
+var errBodyTooLarge = errors.New("backend answer larger than max_body_size")
+
+// statusError carries a backend answer that was not 2xx; it goes back to
+// the client as it came: a 401 from the backend is the client's business.
+type statusError struct{ answer *capture }
+
+func (e *statusError) Error() string { return fmt.Sprintf("backend answered %d", e.answer.status) }
+
+// upstreamError is a failure to get an answer at all: the backend is down
+// or slower than the proxy's timeouts.
+type upstreamError struct {
+	status int
+	err    error
+}
+
+func (e *upstreamError) Error() string { return e.err.Error() }
+func (e *upstreamError) Unwrap() error { return e.err }
+
+// fetcher makes the backend calls of one client request through the next
+// handler, so upstream selection, health checks, TLS, timeouts and header
+// rules stay reverse_proxy's own.
+type fetcher struct {
+	g       *Gateway
+	r       *http.Request
+	next    caddyhttp.Handler
+	forward string // the client's own parameters
+
+	bodies  []*legacy.Body // one per call, in order
+	headers []http.Header
+	queries []string // backend queries, for logs
+}
+
+func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
+	query := string(legacy.AppendQuery(nil, f.forward, f.g.BackendSort, w))
+	f.queries = append(f.queries, query)
+	// Each call gets a fresh clone with its own query: the client's request
+	// must stay as it came for the calls after this one.
+	req := f.r.Clone(ctx)
+	req.URL.RawQuery = query
+	req.RequestURI = req.URL.RequestURI()
+	req.Body = http.NoBody
+	req.ContentLength = 0
+	// The body is parsed here; Caddy's encode compresses the client's answer.
+	req.Header.Set("Accept-Encoding", "identity")
+
+	answer := newCapture(f.g.MaxBodySize)
+	err := f.next.ServeHTTP(answer, req)
+	switch {
+	case answer.over:
+		return translate.Batch{}, &legacy.BodyError{Reason: fmt.Sprintf("the answer is larger than max_body_size (%d bytes)", f.g.MaxBodySize)}
+	case err != nil:
+		status := http.StatusBadGateway
+		if he, ok := err.(caddyhttp.HandlerError); ok && he.StatusCode >= 500 {
+			status = he.StatusCode
+		}
+		return translate.Batch{}, &upstreamError{status: status, err: err}
+	case answer.status < 200 || answer.status > 299:
+		return translate.Batch{}, &statusError{answer}
+	}
+	body, err := legacy.ParseBody(answer.body, f.g.RecordsPath, f.g.IDField)
+	if err != nil {
+		return translate.Batch{}, err
+	}
+	f.bodies = append(f.bodies, body)
+	f.headers = append(f.headers, answer.header)
+	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
+}
+
+// Interface guards
+var (
+	_ http.ResponseWriter = (*capture)(nil)
+	_ http.Flusher        = (*capture)(nil)
+	_ translate.Fetcher   = (*fetcher)(nil)
+)

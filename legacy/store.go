@@ -1,0 +1,99 @@
+package legacy
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// record is one stored record: its id, its JSON encoded once at insert
+// time, and the values it can be sorted by.
+type record struct {
+	id     int64
+	json   []byte
+	date   string            // the list's date field, for the default order
+	sorts  map[string]string // other sortable fields, as sortable text
+	ticket *Ticket           // for the ticket list only
+}
+
+// list is one thread-safe record list, kept sorted by id so that the
+// gateway's id-ordered pages are a slice away.
+type list struct {
+	name      string
+	dateField string
+	mu        sync.RWMutex
+	recs      []*record
+	requests  atomic.Int64
+}
+
+func (l *list) find(id int64) (int, bool) {
+	return sort.Find(len(l.recs), func(i int) int {
+		switch {
+		case id < l.recs[i].id:
+			return -1
+		case id > l.recs[i].id:
+			return 1
+		}
+		return 0
+	})
+}
+
+// insert adds r unless its id exists; callers hold the write lock.
+func (l *list) insert(r *record) bool {
+	i, found := l.find(r.id)
+	if found {
+		return false
+	}
+	l.recs = slices.Insert(l.recs, i, r)
+	return true
+}
+
+// remove deletes the record with id; callers hold the write lock.
+func (l *list) remove(id int64) bool {
+	i, found := l.find(id)
+	if found {
+		l.recs = slices.Delete(l.recs, i, i+1)
+	}
+	return found
+}
+
+// sorted returns the records in the order a request asks for. Ties break
+// by id so that every order is total and pages never overlap. Callers hold
+// the read lock.
+func (l *list) sorted(field string, desc bool) []*record {
+	if field == "id" {
+		if !desc {
+			return l.recs
+		}
+		out := slices.Clone(l.recs)
+		slices.Reverse(out)
+		return out
+	}
+	key := func(r *record) string {
+		if field == l.dateField {
+			return r.date
+		}
+		return r.sorts[field]
+	}
+	out := slices.Clone(l.recs)
+	slices.SortStableFunc(out, func(a, b *record) int {
+		c := strings.Compare(key(a), key(b))
+		if desc {
+			c = -c
+		}
+		return c // stable over the id order: ties stay ascending by id
+	})
+	return out
+}
+
+func (l *list) ids() []int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]int64, len(l.recs))
+	for i, r := range l.recs {
+		out[i] = r.id
+	}
+	return out
+}
