@@ -64,17 +64,27 @@ func New(cfg Config) *Backend {
 	b := &Backend{cfg: cfg, lists: make(map[string]*list, len(kinds))}
 	b.rnd = rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	b.gen = &gen{r: b.rnd, epoch: cfg.DataEpoch}
-	for _, k := range kinds {
-		h := fnv.New64a()
-		h.Write([]byte(k.name))
-		g := &gen{r: rand.New(rand.NewPCG(cfg.Seed, h.Sum64())), epoch: cfg.DataEpoch}
-		l := &list{name: k.name, dateField: k.dateField, recs: make([]*record, 0, cfg.Records)}
-		var id int64
-		for range cfg.Records {
-			id += 1 + g.r.Int64N(20) // gaps leave room for inserts
-			l.recs = append(l.recs, k.make(g, id))
-		}
-		b.lists[k.name] = l
+	// Each list has a random source of its own, so the lists can be made in
+	// parallel and the data set still depends on the seed alone.
+	var wg sync.WaitGroup
+	made := make([]*list, len(kinds))
+	for i, k := range kinds {
+		wg.Go(func() {
+			h := fnv.New64a()
+			h.Write([]byte(k.name))
+			g := &gen{r: rand.New(rand.NewPCG(cfg.Seed, h.Sum64())), epoch: cfg.DataEpoch}
+			l := &list{name: k.name, dateField: k.dateField, recs: make([]*record, 0, cfg.Records)}
+			var id int64
+			for range cfg.Records {
+				id += 1 + g.r.Int64N(20) // gaps leave room for inserts
+				l.recs = append(l.recs, k.make(g, id))
+			}
+			made[i] = l
+		})
+	}
+	wg.Wait()
+	for _, l := range made {
+		b.lists[l.name] = l
 	}
 	return b
 }
@@ -179,7 +189,7 @@ func (b *Backend) serveTicket(w http.ResponseWriter, rawID string) {
 		i, found := l.find(id)
 		var body []byte
 		if found {
-			body = l.recs[i].json
+			body = l.recs[i].bytes()
 		}
 		l.mu.RUnlock()
 		if found {
@@ -247,7 +257,7 @@ func (b *Backend) serveList(w http.ResponseWriter, r *http.Request, l *list) {
 		if i > 0 {
 			body = append(body, ',')
 		}
-		body = append(body, rec.json...)
+		body = append(body, rec.bytes()...)
 	}
 	body = append(body, ']')
 	l.mu.RUnlock()

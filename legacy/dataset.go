@@ -78,7 +78,7 @@ func (g *gen) call(id int64) *record {
 	if status != "answered" {
 		duration = 0
 	}
-	return &record{id: id, date: date, sorts: map[string]string{"duration": sortNum(duration)}, json: encode(struct {
+	return &record{id: id, date: date, sorts: []string{sortNum(duration)}, value: (struct {
 		ID        int64  `json:"id"`
 		Date      string `json:"date"`
 		Direction string `json:"direction"`
@@ -96,7 +96,7 @@ func (g *gen) timeRow(id int64) *record {
 	t, _ := g.date()
 	day := t.Format("2006-01-02")
 	seconds := 60 * (1 + g.r.IntN(240))
-	return &record{id: id, date: day, sorts: map[string]string{"seconds": sortNum(seconds)}, json: encode(struct {
+	return &record{id: id, date: day, sorts: []string{sortNum(seconds)}, value: (struct {
 		ID       int64  `json:"id"`
 		AgentID  string `json:"agentid"`
 		Date     string `json:"date"`
@@ -110,7 +110,7 @@ func (g *gen) timeRow(id int64) *record {
 func (g *gen) phoneNumber(id int64) *record {
 	_, date := g.date()
 	number := g.phone()
-	return &record{id: id, date: date, sorts: map[string]string{"number": number}, json: encode(struct {
+	return &record{id: id, date: date, sorts: []string{number}, value: (struct {
 		ID           int64  `json:"id"`
 		Number       string `json:"number"`
 		Name         string `json:"name"`
@@ -132,7 +132,7 @@ func (g *gen) historyEntry(id int64) *record {
 	case "assignment":
 		from, to = g.pick(agents), g.pick(agents)
 	}
-	return &record{id: id, date: date, json: encode(struct {
+	return &record{id: id, date: date, value: (struct {
 		ID       int64  `json:"id"`
 		TicketID int64  `json:"ticketid"`
 		Date     string `json:"date"`
@@ -189,7 +189,5 @@ func (g *gen) ticket(id int64) *record {
 		t.Messages = append(t.Messages, Message{DateCreated: at.Format(dateLayout), UserID: author,
 			Body: g.pick([]string{"Hello, I need help with this.", "Please send a refund.", "We are looking into it.", "Thanks, that worked."})})
 	}
-	return &record{id: id, date: createdText, ticket: t, json: encode(t), sorts: map[string]string{
-		"date_changed": t.DateChanged, "last_activity": t.LastActivity, "status": t.Status,
-	}}
+	return &record{id: id, date: createdText, ticket: t, value: t, sorts: []string{t.DateChanged, t.LastActivity, t.Status}}
 }

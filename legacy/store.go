@@ -8,14 +8,24 @@ import (
 	"sync/atomic"
 )
 
-// record is one stored record: its id, its JSON encoded once at insert
-// time, and the values it can be sorted by.
+// record is one stored record: its id, its value, and the values it can be
+// sorted by. Its JSON is encoded once, on first read, so that a large data
+// set is made in an instant and paging only concatenates bytes.
 type record struct {
 	id     int64
-	json   []byte
-	date   string            // the list's date field, for the default order
-	sorts  map[string]string // other sortable fields, as sortable text
-	ticket *Ticket           // for the ticket list only
+	date   string   // the list's date field, for the default order
+	sorts  []string // the kind's other sortable fields, as sortable text
+	value  any      // what is encoded
+	ticket *Ticket  // for the ticket list only
+
+	once sync.Once
+	json []byte
+}
+
+// bytes returns the record's JSON.
+func (r *record) bytes() []byte {
+	r.once.Do(func() { r.json = encode(r.value) })
+	return r.json
 }
 
 // list is one thread-safe record list, kept sorted by id so that the
@@ -71,11 +81,12 @@ func (l *list) sorted(field string, desc bool) []*record {
 		slices.Reverse(out)
 		return out
 	}
+	k := slices.Index(kindOf(l.name).sortable, field)
 	key := func(r *record) string {
-		if field == l.dateField {
+		if k < 0 {
 			return r.date
 		}
-		return r.sorts[field]
+		return r.sorts[k]
 	}
 	out := slices.Clone(l.recs)
 	slices.SortStableFunc(out, func(a, b *record) int {
