@@ -165,7 +165,8 @@ func (x *Index) splice(samples, run []sample) []sample {
 
 // evict keeps the index within its limit: first by forgetting the least
 // recently used other lists, then by thinning keep to every other sample,
-// which halves its memory and keeps its spread.
+// which halves its memory and keeps its spread. A list keeps at least its
+// two ends.
 func (x *Index) evict(keep *positions) {
 	for x.total > x.limit && len(x.lists) > 1 {
 		var oldest string
@@ -178,21 +179,20 @@ func (x *Index) evict(keep *positions) {
 		x.total -= len(x.lists[oldest].samples)
 		delete(x.lists, oldest)
 	}
-	if x.total <= x.limit {
-		return
+	for x.total > x.limit && len(keep.samples) > 2 {
+		s := keep.samples
+		last := s[len(s)-1]
+		n := 0
+		for k := 0; k < len(s); k += 2 {
+			s[n] = s[k]
+			n++
+		}
+		if s[n-1] != last {
+			s[n] = last
+			n++
+		}
+		clear(s[n:])
+		keep.samples = s[:n]
+		x.total = n
 	}
-	s := keep.samples
-	last := s[len(s)-1]
-	n := 0
-	for k := 0; k < len(s); k += 2 {
-		s[n] = s[k]
-		n++
-	}
-	if s[n-1] != last {
-		s[n] = last
-		n++
-	}
-	clear(s[n:])
-	keep.samples = s[:n]
-	x.total = n
 }

@@ -1,0 +1,103 @@
+package translate
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestIndexStaysBounded(t *testing.T) {
+	for _, limit := range []int{1, 2, 10, 500} {
+		e := newEngine(1000, limit)
+		l := newMemList(evenIDs(20000))
+		walk(t, e, l, 10)
+		// other lists compete for the same budget
+		for i := range 20 {
+			_, err := e.Page(context.Background(), l, Request{List: "other" + strconv.Itoa(i), After: "5005", Size: 10})
+			require.NoError(t, err)
+		}
+		assert.LessOrEqual(t, e.Index.Len(), max(limit, 2), "limit %d", limit)
+	}
+	off := &Engine{Order: Numeric, MaxPageSize: 1000, Index: NewIndex(Numeric, -1)}
+	walk(t, off, newMemList(evenIDs(500)), 10)
+	assert.Zero(t, off.Index.Len())
+}
+
+func TestIndexKeepsOrderAndDropsStaleSamples(t *testing.T) {
+	x := NewIndex(Numeric, 100)
+	x.learn("l", []sample{{0, "10"}, {9, "100"}}, 10, -1)
+	x.learn("l", []sample{{20, "200"}, {29, "290"}}, 30, -1)
+	// The list shifted: 150 now sits where 200 was seen. Samples whose
+	// offsets contradict the fresh answer go.
+	x.learn("l", []sample{{20, "150"}, {25, "180"}}, 26, -1)
+	p := x.lists["l"]
+	for i := 1; i < len(p.samples); i++ {
+		assert.Less(t, Numeric.Compare(p.samples[i-1].id, p.samples[i].id), 0)
+		assert.Less(t, p.samples[i-1].off, p.samples[i].off)
+	}
+	assert.NotContains(t, p.samples, sample{20, "200"})
+	h := x.lookup("l", "160")
+	assert.Equal(t, sample{20, "150"}, h.lo)
+	// A short answer tells where the list ends, and samples past it go.
+	x.learn("l", []sample{{5, "60"}}, 6, 6)
+	assert.Equal(t, 6, x.lookup("l", "1").end)
+	for _, s := range x.lists["l"].samples {
+		assert.Less(t, s.off, 6)
+	}
+}
+
+// TestConcurrentWalkersShareOneIndex runs walkers in parallel on one engine
+// while the list changes; run under -race. Every walk keeps the guarantee.
+func TestConcurrentWalkersShareOneIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ids := randomIDs(r, 3000, 20)
+	l := newMemList(ids)
+	var deleted sync.Map
+	l.before = func(l *memList) { // called under l.mu
+		if r.IntN(3) == 0 {
+			l.insert(1 + r.Int64N(ids[len(ids)-1]))
+		}
+		if r.IntN(3) == 0 && len(l.ids) > 0 {
+			id := l.ids[r.IntN(len(l.ids))]
+			l.remove(id)
+			deleted.Store(id, true)
+		}
+	}
+	e := newEngine(100, 500)
+	var wg sync.WaitGroup
+	walks := make([][]int64, 8)
+	for w := range walks {
+		wg.Go(func() {
+			cursor := ""
+			for {
+				pg, err := e.Page(context.Background(), l, Request{List: "l", After: cursor, Size: 5 + w*7})
+				if !assert.NoError(t, err) {
+					return
+				}
+				walks[w] = append(walks[w], parseIDs(pg.IDs)...)
+				if !pg.More {
+					return
+				}
+				cursor = pg.IDs[len(pg.IDs)-1]
+			}
+		})
+	}
+	wg.Wait()
+	for w, got := range walks {
+		for i := 1; i < len(got); i++ {
+			require.Less(t, got[i-1], got[i], "walk %d", w)
+		}
+		for _, id := range ids {
+			if _, gone := deleted.Load(id); !gone {
+				_, found := slices.BinarySearch(got, id)
+				require.True(t, found, "walk %d skipped %d", w, id)
+			}
+		}
+	}
+}
