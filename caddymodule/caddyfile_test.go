@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -159,4 +160,48 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"status_codes": ["open", "closed"]
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
+}
+
+// TestModulesRegistered is what `caddy list-modules` shows of ours.
+func TestModulesRegistered(t *testing.T) {
+	for _, id := range []string{"http.handlers.helpdesk_gateway", "http.handlers.helpdesk_legacy"} {
+		info, err := caddy.GetModule(id)
+		require.NoError(t, err, id)
+		assert.NotNil(t, info.New())
+	}
+}
+
+func TestLegacyCaddyfile(t *testing.T) {
+	var l LegacyBackend
+	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
+		seed 7
+		records 500
+		max_per_page 200
+		base_path /api
+		envelope data
+		churn 2.5
+	}`)))
+	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5}, l)
+	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1"} {
+		err := new(LegacyBackend).UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_legacy {\n" + bad + "\n}"))
+		assert.ErrorContains(t, err, "Testfile:2", bad)
+	}
+}
+
+// TestDefaultCaddyfileValidates is `caddy validate` on the repository's
+// default Caddyfile: it adapts and every module provisions.
+func TestDefaultCaddyfileValidates(t *testing.T) {
+	text, err := os.ReadFile("../Caddyfile")
+	require.NoError(t, err)
+	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(text, map[string]any{"filename": "Caddyfile"})
+	require.NoError(t, err)
+	assert.Empty(t, warnings, "the default Caddyfile is formatted and clean")
+	require.NoError(t, caddy.Validate(mustConfig(t, cfg)))
+}
+
+func mustConfig(t *testing.T, raw []byte) *caddy.Config {
+	t.Helper()
+	var cfg caddy.Config
+	require.NoError(t, json.Unmarshal(raw, &cfg))
+	return &cfg
 }
