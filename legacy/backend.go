@@ -22,6 +22,9 @@ type Config struct {
 	ChurnPerSecond float64          // inserts and deletes per second per list, while started
 	DataEpoch      time.Time        // dates fall in the two years before it; default 2026-01-01 UTC
 	Now            func() time.Time // the clock of DP filters; default time.Now
+	// RecordDeletions keeps the id of every deleted record, for tests that
+	// check which records existed throughout a walk. It grows with churn.
+	RecordDeletions bool
 }
 
 // Backend is the reference legacy help-desk backend. It is safe for
@@ -74,6 +77,9 @@ func New(cfg Config) *Backend {
 			h.Write([]byte(k.name))
 			g := &gen{r: rand.New(rand.NewPCG(cfg.Seed, h.Sum64())), epoch: cfg.DataEpoch}
 			l := &list{name: k.name, dateField: k.dateField, recs: make([]*record, 0, cfg.Records)}
+			if cfg.RecordDeletions {
+				l.deleted = make(map[int64]struct{})
+			}
 			var id int64
 			for range cfg.Records {
 				id += 1 + g.r.Int64N(20) // gaps leave room for inserts
@@ -134,6 +140,19 @@ func (b *Backend) IDs(name string) []int64 {
 		return l.ids()
 	}
 	return nil
+}
+
+// Deleted reports whether a record with id was ever deleted from list;
+// it needs Config.RecordDeletions.
+func (b *Backend) Deleted(name string, id int64) bool {
+	l := b.lists[name]
+	if l == nil {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.deleted[id]
+	return ok
 }
 
 // Len returns the number of records in list.

@@ -36,6 +36,7 @@ type list struct {
 	mu        sync.RWMutex
 	recs      []*record
 	requests  atomic.Int64
+	deleted   map[int64]struct{} // ids ever deleted, when Config.RecordDeletions
 }
 
 func (l *list) find(id int64) (int, bool) {
@@ -65,6 +66,9 @@ func (l *list) remove(id int64) bool {
 	i, found := l.find(id)
 	if found {
 		l.recs = slices.Delete(l.recs, i, i+1)
+		if l.deleted != nil {
+			l.deleted[id] = struct{}{}
+		}
 	}
 	return found
 }

@@ -5,6 +5,7 @@ package harness
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -47,6 +48,9 @@ type Caddy struct {
 	URLs map[string]string
 	// Admin is the admin endpoint's address when Options.Admin was set.
 	Admin string
+
+	globals string
+	stop    sync.Once
 }
 
 // Options change how Start runs Caddy.
@@ -78,10 +82,15 @@ func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 		admin = c.Admin
 	}
 	caddyMu.Lock()
-	t.Cleanup(caddyMu.Unlock)
+	locked := true
+	defer func() {
+		if locked { // Start failed before Stop could take over the lock
+			caddyMu.Unlock()
+		}
+	}()
 
-	text := fmt.Sprintf(globals, admin, o.Global) +
-		strings.ReplaceAll(caddyfile, "{backend}", strings.TrimPrefix(backendURL, "http://"))
+	c.globals = fmt.Sprintf(globals, admin, o.Global)
+	text := c.globals + strings.ReplaceAll(caddyfile, "{backend}", strings.TrimPrefix(backendURL, "http://"))
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(text), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
 		t.Fatalf("adapting the Caddyfile: %v\n%s", err, text)
@@ -89,11 +98,8 @@ func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 	if err := caddy.Load(cfg, true); err != nil {
 		t.Fatalf("starting Caddy: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := caddy.Stop(); err != nil {
-			t.Errorf("stopping Caddy: %v", err)
-		}
-	})
+	locked = false
+	t.Cleanup(func() { c.Stop(t) })
 	app, err := caddy.ActiveContext().App("http")
 	if err != nil {
 		t.Fatalf("no http app: %v", err)
@@ -114,6 +120,44 @@ func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 		c.URL = c.URLs[names[0]]
 	}
 	return c
+}
+
+// Stop stops Caddy now; it is safe to call more than once.
+func (c *Caddy) Stop(t testing.TB) {
+	c.stop.Do(func() {
+		defer caddyMu.Unlock()
+		if err := caddy.Stop(); err != nil {
+			t.Errorf("stopping Caddy: %v", err)
+		}
+	})
+}
+
+// Reload loads caddyfile (with the same globals and {backend}) through the
+// admin endpoint, as `caddy reload` does. It needs Options.Admin.
+func (c *Caddy) Reload(t testing.TB, caddyfile, backendURL string) {
+	t.Helper()
+	text := c.globals + strings.ReplaceAll(caddyfile, "{backend}", strings.TrimPrefix(backendURL, "http://"))
+	req, err := http.NewRequest(http.MethodPost, "http://"+c.Admin+"/load", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/caddyfile")
+	resp, err := Client.Do(req)
+	if err != nil {
+		t.Fatalf("reloading: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reloading: %s: %s", resp.Status, body)
+	}
+}
+
+// FreeLoopbackAddr returns a loopback address with a port that was free a
+// moment ago, for configs that must keep their address across a reload.
+func FreeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	return freeLoopbackAddr(t)
 }
 
 // Backend runs the reference legacy backend on loopback for one test.
