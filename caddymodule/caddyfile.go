@@ -7,6 +7,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 func init() {
@@ -51,90 +53,69 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	// Each option by the kind of value it takes; the JSON twin of an
+	// option is the field it points at.
+	texts := map[string]*string{
+		"base_path":    &g.BasePath,
+		"id_field":     &g.IDField,
+		"records_path": &g.RecordsPath,
+		"backend_sort": &g.BackendSort,
+		"id_order":     &g.IDOrder,
+	}
+	paths := map[string]*[]string{ // at least one value
+		"cursor_endpoints": &g.CursorEndpoints,
+		"filter_endpoints": &g.FilterEndpoints,
+	}
+	codes := map[string]*[]string{ // any number of values
+		"status_codes":  &g.StatusCodes,
+		"channel_types": &g.ChannelTypes,
+		"period_codes":  &g.PeriodCodes,
+	}
+	numbers := map[string]struct {
+		dst     *int
+		minimum int
+	}{
+		"default_per_page":     {&g.DefaultPerPage, 1},
+		"max_per_page":         {&g.MaxPerPage, 1},
+		"backend_max_per_page": {&g.BackendMaxPerPage, translate.MinBackendPageSize},
+		"index_size":           {&g.IndexSize, -1},
+		"max_subrequests":      {&g.MaxSubrequests, 1},
+		"max_filters":          {&g.MaxFilters, 1},
+	}
+	var bodySize int
+	sizes := map[string]*int{
+		"max_body_size":      &bodySize,
+		"max_query_length":   &g.MaxQueryLength,
+		"max_filters_length": &g.MaxFiltersLength,
+	}
 	for d.NextBlock(0) {
 		option := d.Val()
-		switch option {
-		case "base_path":
-			if err := oneArg(d, &g.BasePath); err != nil {
+		if dst, ok := texts[option]; ok {
+			if err := oneArg(d, dst); err != nil {
 				return err
 			}
-		case "id_field":
-			if err := oneArg(d, &g.IDField); err != nil {
+		} else if dst, ok := paths[option]; ok {
+			if *dst = d.RemainingArgs(); len(*dst) == 0 {
+				return d.Errf("%s: at least one path is needed", option)
+			}
+		} else if dst, ok := codes[option]; ok {
+			*dst = d.RemainingArgs()
+		} else if n, ok := numbers[option]; ok {
+			if err := intArg(d, n.dst, n.minimum); err != nil {
 				return err
 			}
-		case "records_path":
-			if err := oneArg(d, &g.RecordsPath); err != nil {
+		} else if dst, ok := sizes[option]; ok {
+			if err := sizeArg(d, dst); err != nil {
 				return err
 			}
-		case "backend_sort":
-			if err := oneArg(d, &g.BackendSort); err != nil {
-				return err
+			if option == "max_body_size" {
+				g.MaxBodySize = int64(bodySize)
 			}
-		case "id_order":
-			if err := oneArg(d, &g.IDOrder); err != nil {
-				return err
-			}
-			if g.IDOrder != "numeric" && g.IDOrder != "lexical" {
-				return d.Errf("id_order: %q is not numeric or lexical", g.IDOrder)
-			}
-		case "cursor_endpoints":
-			if g.CursorEndpoints = d.RemainingArgs(); len(g.CursorEndpoints) == 0 {
-				return d.Errf("cursor_endpoints: at least one path is needed")
-			}
-		case "filter_endpoints":
-			if g.FilterEndpoints = d.RemainingArgs(); len(g.FilterEndpoints) == 0 {
-				return d.Errf("filter_endpoints: at least one path is needed")
-			}
-		case "status_codes":
-			g.StatusCodes = d.RemainingArgs()
-		case "channel_types":
-			g.ChannelTypes = d.RemainingArgs()
-		case "period_codes":
-			g.PeriodCodes = d.RemainingArgs()
-		case "default_per_page":
-			if err := intArg(d, &g.DefaultPerPage, 1); err != nil {
-				return err
-			}
-		case "max_per_page":
-			if err := intArg(d, &g.MaxPerPage, 1); err != nil {
-				return err
-			}
-		case "backend_max_per_page":
-			if err := intArg(d, &g.BackendMaxPerPage, 25); err != nil {
-				return err
-			}
-		case "index_size":
-			if err := intArg(d, &g.IndexSize, -1); err != nil {
-				return err
-			}
-		case "max_subrequests":
-			if err := intArg(d, &g.MaxSubrequests, 1); err != nil {
-				return err
-			}
-		case "max_filters":
-			if err := intArg(d, &g.MaxFilters, 1); err != nil {
-				return err
-			}
-		case "max_body_size":
-			n, err := sizeArg(d)
-			if err != nil {
-				return err
-			}
-			g.MaxBodySize = int64(n)
-		case "max_query_length":
-			n, err := sizeArg(d)
-			if err != nil {
-				return err
-			}
-			g.MaxQueryLength = n
-		case "max_filters_length":
-			n, err := sizeArg(d)
-			if err != nil {
-				return err
-			}
-			g.MaxFiltersLength = n
-		default:
+		} else {
 			return d.Errf("unknown option %q", option)
+		}
+		if option == "id_order" && g.IDOrder != "numeric" && g.IDOrder != "lexical" {
+			return d.Errf("id_order: %q is not numeric or lexical", g.IDOrder)
 		}
 	}
 	return nil
@@ -170,17 +151,18 @@ func intArg(d *caddyfile.Dispenser, dst *int, minimum int) error {
 }
 
 // sizeArg reads a byte size such as 16MiB, 512KB or 4096.
-func sizeArg(d *caddyfile.Dispenser) (int, error) {
+func sizeArg(d *caddyfile.Dispenser, dst *int) error {
 	option := d.Val()
 	var s string
 	if err := oneArg(d, &s); err != nil {
-		return 0, err
+		return err
 	}
 	n, err := humanize.ParseBytes(s)
 	if err != nil || n == 0 || n > 1<<40 {
-		return 0, d.Errf("%s: %q is not a size such as 16MiB or 4096", option, s)
+		return d.Errf("%s: %q is not a size such as 16MiB or 4096", option, s)
 	}
-	return int(n), nil
+	*dst = int(n)
+	return nil
 }
 
 // Interface guard

@@ -102,7 +102,8 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		return translate.Batch{}, &legacy.BodyError{Reason: fmt.Sprintf("the answer is larger than max_body_size (%d bytes)", f.g.MaxBodySize)}
 	case err != nil:
 		status := http.StatusBadGateway
-		if he, ok := err.(caddyhttp.HandlerError); ok && he.StatusCode >= 500 {
+		var he caddyhttp.HandlerError
+		if errors.As(err, &he) && he.StatusCode >= 500 {
 			status = he.StatusCode
 		}
 		return translate.Batch{}, &upstreamError{status: status, err: err}
