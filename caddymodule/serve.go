@@ -66,11 +66,14 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	req := translate.Request{List: r.URL.Path + "?" + q.forward, Size: q.perPage}
 	if q.cursor != "" {
-		if req.After, err = translate.DecodeCursor(q.cursor); err == nil {
-			err = g.order.Check(req.After)
+		req.After, err = translate.DecodeCursor(q.cursor)
+		if err == nil {
+			if bad := g.order.Check(req.After); bad != nil {
+				err = &translate.CursorError{Reason: bad.Error()}
+			}
 		}
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid _cursor: "+trimCursorPrefix(err.Error()))
+			writeError(w, http.StatusBadRequest, err.Error())
 			return nil
 		}
 	} else if q.page > 0 {
@@ -167,13 +170,4 @@ func lastQuery(f *fetcher) string {
 		return ""
 	}
 	return f.queries[len(f.queries)-1]
-}
-
-// trimCursorPrefix keeps error texts from saying "invalid _cursor" twice.
-func trimCursorPrefix(s string) string {
-	const p = "invalid _cursor: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }
