@@ -105,6 +105,9 @@ func (Gateway) CaddyModule() caddy.ModuleInfo {
 // Provision fills in defaults and builds the engines.
 func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.logger = ctx.Logger()
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
 	if g.CursorEndpoints == nil {
 		g.CursorEndpoints = defaultCursorEndpoints
 	}

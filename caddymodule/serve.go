@@ -27,33 +27,41 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if ep.cursor {
 		return g.serveCursor(w, r, next, ep)
 	}
-	return g.serveFilters(w, r, next)
+	return g.serveFilters(w, r, next, ep)
 }
 
 // serveFilters lets a ticket list through only when its _filters are valid;
 // valid filters reach the backend byte for byte.
-func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if len(r.URL.RawQuery) > g.MaxQueryLength {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
+func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ep *endpoint) error {
+	reject := func(reason, message string) error {
+		metrics.filterRejections.WithLabelValues(reason).Inc()
+		metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
+		writeError(w, http.StatusBadRequest, message)
 		return nil
+	}
+	if len(r.URL.RawQuery) > g.MaxQueryLength {
+		return reject("query", fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
 	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "the query is not valid: "+err.Error())
-		return nil
+		return reject("query", "the query is not valid: "+err.Error())
 	}
 	raw, ok := values["_filters"]
 	switch {
 	case !ok:
 		return next.ServeHTTP(w, r)
 	case len(raw) > 1:
-		writeError(w, http.StatusBadRequest, "_filters is repeated: send it once")
-		return nil
+		return reject("repeated", "_filters is repeated: send it once")
 	}
 	if _, err := g.filters.Parse(raw[0]); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid _filters: "+err.Error())
-		return nil
+		reason := "syntax"
+		var fe *translate.FilterError
+		if errors.As(err, &fe) {
+			reason = fe.Reason
+		}
+		return reject(reason, "invalid _filters: "+err.Error())
 	}
+	metrics.requests.WithLabelValues(ep.name, outcomeOK).Inc()
 	return next.ServeHTTP(w, r)
 }
 
@@ -61,6 +69,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ep *endpoint) error {
 	q, err := g.parsePageQuery(r.URL.RawQuery)
 	if err != nil {
+		metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
@@ -73,6 +82,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			}
 		}
 		if err != nil {
+			metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
 			writeError(w, http.StatusBadRequest, err.Error())
 			return nil
 		}
@@ -82,8 +92,24 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 
 	f := &fetcher{g: g, r: r, next: next, forward: q.forward}
 	pg, err := ep.engine.Page(r.Context(), f, req)
+	metrics.subrequests.WithLabelValues(ep.name).Observe(float64(len(f.queries)))
 	if err != nil {
-		return g.pageFailed(w, r, ep, f, err)
+		outcome := g.pageFailed(w, ep, f, err)
+		metrics.requests.WithLabelValues(ep.name, outcome).Inc()
+		return nil
+	}
+	metrics.requests.WithLabelValues(ep.name, outcomeOK).Inc()
+	if req.After != "" {
+		event := "miss"
+		if pg.IndexHit {
+			event = "hit"
+		}
+		metrics.index.WithLabelValues(ep.name, event).Inc()
+	}
+	if pg.Relocations > 0 {
+		metrics.index.WithLabelValues(ep.name, "relocation").Add(float64(pg.Relocations))
+		g.logger.Warn("relocated a stale position",
+			zap.String("endpoint", ep.name), zap.String("cursor_id", req.After), zap.Int("relocations", pg.Relocations))
 	}
 
 	body := f.bodies[pg.Source]
@@ -117,9 +143,9 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	return err
 }
 
-// pageFailed answers for a page the engine could not serve. Nothing of a
-// partial page is ever written.
-func (g *Gateway) pageFailed(w http.ResponseWriter, r *http.Request, ep *endpoint, f *fetcher, err error) error {
+// pageFailed answers for a page the engine could not serve, and returns
+// the outcome for the metrics. Nothing of a partial page is ever written.
+func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, err error) string {
 	var (
 		se *statusError
 		ue *upstreamError
@@ -133,11 +159,10 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, r *http.Request, ep *endpoin
 		for k, v := range se.answer.header {
 			h[k] = v
 		}
-		h.Del("Content-Length")
 		h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
 		w.WriteHeader(se.answer.status)
-		_, werr := w.Write(se.answer.body)
-		return werr
+		_, _ = w.Write(se.answer.body)
+		return outcomeBackend
 	case errors.As(err, &ue):
 		g.logger.Warn("backend unreachable",
 			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)), zap.Error(ue.err))
@@ -146,23 +171,27 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, r *http.Request, ep *endpoin
 			msg = "the backend did not answer in time"
 		}
 		writeError(w, ue.status, msg+"; try again later")
+		return outcomeUnavailable
 	case errors.As(err, &be), errors.As(err, &bo):
+		metrics.unusable.WithLabelValues(ep.name).Inc()
 		g.logger.Warn("unusable backend answer",
 			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)), zap.Error(err))
 		writeError(w, http.StatusBadGateway, err.Error())
+		return outcomeUnusable
 	case errors.As(err, &ce):
 		g.logger.Warn("sub-request limit reached",
 			zap.String("endpoint", ep.name), zap.Int("max_subrequests", g.MaxSubrequests))
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
 			"this page needed more than max_subrequests (%d) backend calls because records are changing quickly; retry the same request", g.MaxSubrequests))
+		return outcomeLimit
 	case errors.Is(err, context.Canceled):
-		return nil // the client went away
+		return outcomeError // the client went away; nothing to write
 	default:
 		g.logger.Error("cursor page failed", zap.String("endpoint", ep.name), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "the gateway could not serve this page: "+err.Error())
+		return outcomeError
 	}
-	return nil
 }
 
 func lastQuery(f *fetcher) string {

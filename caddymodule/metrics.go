@@ -1,0 +1,68 @@
+package caddymodule
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Outcomes of a client request, the values of the outcome label.
+const (
+	outcomeOK          = "ok"              // a page served, or filters forwarded
+	outcomeClientError = "client_error"    // 400: the client's query
+	outcomeBackend     = "backend_status"  // a non-2xx backend answer passed on
+	outcomeUnusable    = "unusable_answer" // 502: a 2xx answer that could not be used
+	outcomeUnavailable = "unavailable"     // 502/504: no answer from the backend
+	outcomeLimit       = "subrequest_limit"
+	outcomeError       = "error"
+)
+
+// metrics are the gateway's Prometheus collectors, all prefixed
+// helpdesk_gateway_. They are made once per process and registered with the
+// registry of every config that uses the gateway, as Caddy's own modules do,
+// so they survive reloads and appear at the admin endpoint's /metrics.
+var metrics = struct {
+	once             sync.Once
+	requests         *prometheus.CounterVec
+	subrequests      *prometheus.HistogramVec
+	index            *prometheus.CounterVec
+	filterRejections *prometheus.CounterVec
+	unusable         *prometheus.CounterVec
+}{}
+
+func registerMetrics(registry *prometheus.Registry) error {
+	const ns = "helpdesk_gateway"
+	metrics.once.Do(func() {
+		metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "requests_total",
+			Help: "Client requests on owned endpoints, by endpoint and outcome.",
+		}, []string{"endpoint", "outcome"})
+		metrics.subrequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "backend_subrequests",
+			Help:    "Backend calls made for one client request on a cursor endpoint.",
+			Buckets: []float64{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64},
+		}, []string{"endpoint"})
+		metrics.index = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "position_index_total",
+			Help: "Position index events on cursor requests: hit (the cursor's place was known), miss, relocation (a hint proved stale).",
+		}, []string{"endpoint", "event"})
+		metrics.filterRejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "filter_rejections_total",
+			Help: "Rejected _filters values, by reason.",
+		}, []string{"reason"})
+		metrics.unusable = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "backend_unusable_answers_total",
+			Help: "2xx backend answers rejected as unusable (not JSON, no records array, bad or unordered ids).",
+		}, []string{"endpoint"})
+	})
+	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable} {
+		if registry == nil {
+			break
+		}
+		if err := registry.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return err
+		}
+	}
+	return nil
+}

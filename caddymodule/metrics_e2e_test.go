@@ -1,0 +1,88 @@
+package caddymodule_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+// TestMetricsAtTheAdminEndpoint reads the gateway's metrics from a running
+// Caddy after requests of each outcome.
+func TestMetricsAtTheAdminEndpoint(t *testing.T) {
+	b := legacy.New(legacy.Config{Seed: 1, Records: 200})
+	var broken atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if broken.Load() {
+			_, _ = w.Write([]byte("<html>"))
+			return
+		}
+		b.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+
+	metricsText := func() string {
+		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	before := metricsText()
+	ids := strIDs(b.IDs("calls"))
+	first := get(t, c.URL+"/calls?_perPage=5")
+	require.Equal(t, http.StatusOK, first.status)
+	require.Equal(t, http.StatusOK, get(t, c.URL+"/calls?_perPage=5&_cursor="+first.header.Get("next_page_cursor")).status) // index hit
+	require.Equal(t, http.StatusOK, get(t, c.URL+"/calls?_perPage=5&_cursor="+cursorFor(bump(ids[150]))).status)            // miss
+	require.Equal(t, http.StatusBadRequest, get(t, c.URL+"/calls?_perPage=0").status)
+	require.Equal(t, http.StatusBadRequest, get(t, c.URL+"/tickets?_filters="+url.QueryEscape(`[["status","L","x"]]`)).status)
+	require.Equal(t, http.StatusOK, get(t, c.URL+"/tickets?_filters="+url.QueryEscape(`{"status":"open"}`)).status)
+	broken.Store(true)
+	require.Equal(t, http.StatusBadGateway, get(t, c.URL+"/phone_numbers").status)
+
+	after := metricsText()
+	// The collectors live for the process, so other tests count too:
+	// compare what this test added.
+	for metric, want := range map[string]float64{
+		`helpdesk_gateway_requests_total{endpoint="/calls",outcome="ok"}`:                      3,
+		`helpdesk_gateway_requests_total{endpoint="/calls",outcome="client_error"}`:            1,
+		`helpdesk_gateway_requests_total{endpoint="/tickets",outcome="client_error"}`:          1,
+		`helpdesk_gateway_requests_total{endpoint="/tickets",outcome="ok"}`:                    1,
+		`helpdesk_gateway_requests_total{endpoint="/phone_numbers",outcome="unusable_answer"}`: 1,
+		`helpdesk_gateway_position_index_total{endpoint="/calls",event="hit"}`:                 1,
+		`helpdesk_gateway_position_index_total{endpoint="/calls",event="miss"}`:                1,
+		`helpdesk_gateway_filter_rejections_total{reason="operator"}`:                          1,
+		`helpdesk_gateway_backend_unusable_answers_total{endpoint="/phone_numbers"}`:           1,
+		`helpdesk_gateway_backend_subrequests_count{endpoint="/calls"}`:                        3,
+		`helpdesk_gateway_backend_subrequests_bucket{endpoint="/calls",le="1"}`:                2,
+	} {
+		got, ok := metricValue(after, metric)
+		if !assert.True(t, ok, "%s missing", metric) {
+			continue
+		}
+		was, _ := metricValue(before, metric)
+		assert.Equal(t, want, got-was, metric)
+	}
+}
+
+// metricValue reads one sample from Prometheus text; absent counts as 0.
+func metricValue(text, metric string) (float64, bool) {
+	m := regexp.MustCompile(regexp.QuoteMeta(metric) + ` (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	return v, err == nil
+}
