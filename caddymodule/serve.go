@@ -194,9 +194,10 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 	}
 }
 
+// lastQuery is the last backend query, fit for a log.
 func lastQuery(f *fetcher) string {
 	if len(f.queries) == 0 {
 		return ""
 	}
-	return f.queries[len(f.queries)-1]
+	return redactQuery(f.queries[len(f.queries)-1])
 }

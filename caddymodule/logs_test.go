@@ -1,0 +1,94 @@
+package caddymodule
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+func translateCursor(id string) string { return translate.EncodeCursor(id) }
+
+// TestWarningsCarryNoCredentialsOrBodies checks the warning logged for an
+// unusable backend answer: structured, with the endpoint and the backend
+// query, and without the client's key or the body.
+func TestWarningsCarryNoCredentialsOrBodies(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	g := &Gateway{logger: zap.New(core)}
+	require.NoError(t, registerMetrics(nil))
+	f := &fetcher{queries: []string{"apikey=s3cret&status=open&_sortField=id&_sortDir=ASC&_page=1&_perPage=11"}}
+	body := `{"secret body":1}`
+	_, err := legacy.ParseBody([]byte(body), "data", "id")
+	require.Error(t, err)
+
+	outcome := g.pageFailed(httptest.NewRecorder(), &endpoint{name: "/calls"}, f, err)
+	assert.Equal(t, outcomeUnusable, outcome)
+	entries := logs.All()
+	require.Len(t, entries, 1)
+	e := entries[0]
+	assert.Equal(t, zapcore.WarnLevel, e.Level)
+	fields := e.ContextMap()
+	assert.Equal(t, "/calls", fields["endpoint"])
+	assert.Equal(t, "apikey=REDACTED&status=open&_sortField=id&_sortDir=ASC&_page=1&_perPage=11", fields["backend_query"])
+	var all strings.Builder
+	all.WriteString(e.Message)
+	for k, v := range fields {
+		all.WriteString(k)
+		all.WriteString(strings.TrimSpace(strings.ReplaceAll(toString(v), "\n", " ")))
+	}
+	assert.NotContains(t, all.String(), "s3cret")
+	assert.NotContains(t, all.String(), "secret body")
+}
+
+func toString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+func TestOneDebugLinePerCursorRequest(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	g := new(Gateway)
+	require.NoError(t, g.Provision(ctx))
+	core, logs := observer.New(zapcore.DebugLevel)
+	g.logger = zap.New(core)
+	b := legacy.New(legacy.Config{Seed: 1, Records: 50})
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		b.ServeHTTP(w, r)
+		return nil
+	})
+	id := strconv.FormatInt(b.IDs("calls")[1], 10) // inside the first probe of a cold index
+	r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=4&apikey=s3cret&_cursor="+translateCursor(id), nil)
+	w := httptest.NewRecorder()
+	require.NoError(t, g.ServeHTTP(w, r, next))
+	require.Equal(t, http.StatusOK, w.Code)
+
+	entries := logs.FilterMessage("cursor page").All()
+	require.Len(t, entries, 1)
+	f := entries[0].ContextMap()
+	assert.Equal(t, zapcore.DebugLevel, entries[0].Level)
+	assert.Equal(t, "/calls", f["endpoint"])
+	assert.Equal(t, id, f["cursor_id"])
+	assert.EqualValues(t, 4, f["per_page"])
+	assert.EqualValues(t, 1, f["subrequests"])
+	assert.EqualValues(t, 4, f["records"])
+	for _, e := range logs.All() {
+		for _, v := range e.ContextMap() {
+			assert.NotContains(t, toString(v), "s3cret")
+		}
+	}
+}
