@@ -188,15 +188,20 @@ func TestLegacyCaddyfile(t *testing.T) {
 	}
 }
 
-// TestDefaultCaddyfileValidates is `caddy validate` on the repository's
-// default Caddyfile: it adapts and every module provisions.
-func TestDefaultCaddyfileValidates(t *testing.T) {
-	text, err := os.ReadFile("../Caddyfile")
-	require.NoError(t, err)
-	cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(text, map[string]any{"filename": "Caddyfile"})
-	require.NoError(t, err)
-	assert.Empty(t, warnings, "the default Caddyfile is formatted and clean")
-	require.NoError(t, caddy.Validate(mustConfig(t, cfg)))
+// TestShippedCaddyfilesValidate is `caddy validate` on the repository's
+// default and production Caddyfiles: they adapt without warnings and every
+// module provisions.
+func TestShippedCaddyfilesValidate(t *testing.T) {
+	for _, name := range []string{"Caddyfile", "Caddyfile.production"} {
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile("../" + name)
+			require.NoError(t, err)
+			cfg, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(text, map[string]any{"filename": name})
+			require.NoError(t, err)
+			assert.Empty(t, warnings, "formatted and clean")
+			require.NoError(t, caddy.Validate(mustConfig(t, cfg)))
+		})
+	}
 }
 
 func mustConfig(t *testing.T, raw []byte) *caddy.Config {
