@@ -129,6 +129,14 @@ func (c *Caddy) Stop(t testing.TB) {
 		if err := caddy.Stop(); err != nil {
 			t.Errorf("stopping Caddy: %v", err)
 		}
+		if c.Admin != "" {
+			// caddy.Stop leaves the admin endpoint up, as it outlives
+			// configs; an empty config without one takes it down.
+			if err := caddy.Load([]byte(`{"admin":{"disabled":true}}`), true); err != nil {
+				t.Errorf("stopping the admin endpoint: %v", err)
+			}
+			_ = caddy.Stop()
+		}
 	})
 }
 
