@@ -3,10 +3,16 @@
 // the reference legacy help-desk backend that the default Caddyfile and
 // the tests run.
 //
-// The reference backend behaves like the help-desk backend the gateway
-// fronts: it pages only with _page and _perPage (it ignores _cursor), sorts
-// with _sortField and _sortDir, and lists newest first by default, not by
-// id. Its data set is made from a seed, and an optional churn inserts and
-// deletes records while it runs, so the gateway's guarantee can be seen
-// under change.
+// The reference backend, Backend, behaves like the help-desk backend the
+// gateway fronts. It serves five lists (see Lists) and single tickets at
+// /tickets/{id}. It pages only with _page and _perPage and ignores
+// _cursor; it sorts with _sortField and _sortDir, and lists newest first
+// by default, not by id, so a client that wants id order must ask for it.
+// The ticket list applies _filters. Errors are JSON, {"message": "..."}.
+//
+// Its data set is made from a seed, with dates in the two years before a
+// fixed epoch, so the same seed always gives the same bytes. Each record
+// is encoded once, when it is made: a page is its records' bytes joined.
+// An optional churn inserts and deletes records while the backend runs,
+// so that the gateway's guarantees can be seen under change.
 package legacy

@@ -1,0 +1,229 @@
+package legacy
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ServeHTTP answers as the legacy backend. The lists are served at their
+// names under the base path, /tickets/{id} answers one ticket, and every
+// other path is 404. Only GET and HEAD are allowed.
+func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l, ticketID, ok := b.route(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint at %s; the lists are at %s/%s",
+			r.URL.Path, b.cfg.BasePath, strings.Join(Lists(), ", "+b.cfg.BasePath+"/")))
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; this backend only reads, use GET")
+		return
+	}
+	if ticketID != "" {
+		b.serveTicket(w, l, ticketID)
+		return
+	}
+	l.requests.Add(1)
+	q, err := b.parseListQuery(r.URL.Query(), l)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	body, err := b.page(l, q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// route finds the list a path names and, for /tickets/{id}, the id.
+func (b *Backend) route(path string) (l *list, ticketID string, ok bool) {
+	rest, ok := strings.CutPrefix(path, b.cfg.BasePath+"/")
+	if !ok {
+		return nil, "", false
+	}
+	if l := b.lists[rest]; l != nil {
+		return l, "", true
+	}
+	if id, ok := strings.CutPrefix(rest, "tickets/"); ok && id != "" && !strings.Contains(id, "/") {
+		return b.lists["tickets"], id, true
+	}
+	return nil, "", false
+}
+
+func (b *Backend) serveTicket(w http.ResponseWriter, l *list, rawID string) {
+	id, err := strconv.ParseInt(rawID, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no ticket with id %q; ticket ids are whole numbers", rawID))
+		return
+	}
+	l.mu.RLock()
+	i, found := l.find(id)
+	var body []byte
+	if found {
+		body = l.recs[i].json // never changed once made, so safe to use unlocked
+	}
+	l.mu.RUnlock()
+	if !found {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no ticket with id %d", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// defaultPerPage is the page size when a request sets no _perPage.
+const defaultPerPage = 10
+
+// listQuery is what a list request asks for.
+type listQuery struct {
+	page, perPage int    // 1-based page, records per page
+	sortKey       int    // index into the kind's sortable fields; -1 for id
+	desc          bool   // descending order
+	filters       string // _filters, on the ticket list only
+}
+
+// parseListQuery reads paging, sorting and filtering from q. Parameters it
+// does not know, _cursor among them, are ignored, as a lenient backend does.
+func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
+	lq := listQuery{sortKey: 0, desc: true} // newest first by the list's date field
+	var err error
+	if lq.page, err = positiveParam(q, "_page", 1); err != nil {
+		return lq, err
+	}
+	if lq.perPage, err = positiveParam(q, "_perPage", defaultPerPage); err != nil {
+		return lq, err
+	}
+	lq.perPage = min(lq.perPage, b.cfg.MaxPerPage)
+
+	if field := q.Get("_sortField"); field != "" {
+		lq.desc = false
+		if field == "id" {
+			lq.sortKey = -1
+		} else if lq.sortKey = slices.Index(l.kind.sortable, field); lq.sortKey < 0 {
+			return lq, fmt.Errorf("_sortField %q: %s cannot be sorted by it; use one of id, %s",
+				field, l.kind.name, strings.Join(l.kind.sortable, ", "))
+		}
+	}
+	switch dir := q.Get("_sortDir"); {
+	case strings.EqualFold(dir, "ASC"):
+		lq.desc = false
+	case strings.EqualFold(dir, "DESC"):
+		lq.desc = true
+	case dir != "":
+		return lq, fmt.Errorf("_sortDir %q: use ASC or DESC", dir)
+	}
+
+	if l.kind.name == "tickets" {
+		lq.filters = q.Get("_filters")
+	}
+	return lq, nil
+}
+
+// positiveParam reads the whole number of at least 1 in parameter name,
+// or def when it is absent or empty. A number too large for an int counts
+// as the largest int: it is large, not malformed.
+func positiveParam(q url.Values, name string, def int) (int, error) {
+	s := q.Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) && s[0] != '-' {
+		return math.MaxInt, nil
+	}
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s %q: use a whole number of at least 1", name, s)
+	}
+	return n, nil
+}
+
+// page renders the page q asks for. It holds the list's read lock
+// throughout, so the page is a consistent snapshot of the list.
+func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	recs := l.recs
+	if q.filters != "" {
+		var err error
+		if recs, err = b.filter(l, q.filters); err != nil {
+			return nil, fmt.Errorf("_filters: %w", err)
+		}
+	}
+	recs = ordered(recs, q.sortKey, q.desc)
+
+	total := len(recs)
+	from := total
+	if q.page-1 <= total/q.perPage { // else (page-1)*perPage is past the end, and may overflow
+		from = min((q.page-1)*q.perPage, total)
+	}
+	recs = recs[from:min(from+q.perPage, total)]
+
+	size := len(`{"":[],"total":,"page":,"per_page":}`) + len(b.cfg.Envelope) + 3*20 + len(recs)
+	for _, r := range recs {
+		size += len(r.json)
+	}
+	body := make([]byte, 0, size)
+	if b.cfg.Envelope != "" {
+		body = append(append(append(body, '{'), encode(b.cfg.Envelope)...), ':')
+	}
+	body = append(body, '[')
+	for i, r := range recs {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, r.json...)
+	}
+	body = append(body, ']')
+	if b.cfg.Envelope != "" {
+		body = fmt.Appendf(body, `,"total":%d,"page":%d,"per_page":%d}`, total, q.page, q.perPage)
+	}
+	return body, nil
+}
+
+// filter returns the tickets of l that match the _filters value raw, in
+// id order. Callers hold the read lock.
+func (b *Backend) filter(l *list, raw string) ([]*record, error) {
+	tickets := make([]*Ticket, len(l.recs))
+	for i, r := range l.recs {
+		tickets[i] = r.ticket
+	}
+	kept, err := filterTickets(tickets, raw, b.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*record, 0, len(kept))
+	for _, t := range kept {
+		if i, found := l.find(t.ID); found {
+			out = append(out, l.recs[i])
+		}
+	}
+	// filterTickets keeps the order it is given; ordered relies on id
+	// order, so make sure of it rather than trust it.
+	byID := func(a, b *record) int { return cmp.Compare(a.id, b.id) }
+	if !slices.IsSortedFunc(out, byID) {
+		slices.SortFunc(out, byID)
+	}
+	return out, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeError answers with status and a JSON body {"message": message}.
+func writeError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, encode(map[string]string{"message": message}))
+}
