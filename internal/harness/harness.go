@@ -71,6 +71,18 @@ var caddyMu sync.Mutex
 // stands for backendURL's host:port.
 func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 	t.Helper()
+	c, err := Run(caddyfile, backendURL, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(t) })
+	return c
+}
+
+// Run is Start for programs, such as the load bench, that have no test:
+// it returns an error instead of failing one, and the caller must Close
+// the Caddy it returns.
+func Run(caddyfile, backendURL string, opts ...Options) (*Caddy, error) {
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
@@ -78,38 +90,38 @@ func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 	admin := "off"
 	c := &Caddy{URLs: map[string]string{}}
 	if o.Admin {
-		c.Admin = freeLoopbackAddr(t)
+		addr, err := loopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		c.Admin = addr
 		admin = c.Admin
 	}
 	caddyMu.Lock()
-	locked := true
-	defer func() {
-		if locked { // Start failed before Stop could take over the lock
-			caddyMu.Unlock()
-		}
-	}()
-
 	c.globals = fmt.Sprintf(globals, admin, o.Global)
 	text := c.globals + strings.ReplaceAll(caddyfile, "{backend}", strings.TrimPrefix(backendURL, "http://"))
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(text), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, text)
+		caddyMu.Unlock()
+		return nil, fmt.Errorf("adapting the Caddyfile: %v\n%s", err, text)
 	}
 	if err := caddy.Load(cfg, true); err != nil {
-		t.Fatalf("starting Caddy: %v", err)
+		caddyMu.Unlock()
+		return nil, fmt.Errorf("starting Caddy: %v", err)
 	}
-	locked = false
-	t.Cleanup(func() { c.Stop(t) })
+	// From here on Close owns the lock.
 	app, err := caddy.ActiveContext().App("http")
 	if err != nil {
-		t.Fatalf("no http app: %v", err)
+		_ = c.Close()
+		return nil, fmt.Errorf("no http app: %v", err)
 	}
 	names := make([]string, 0)
 	for name, srv := range app.(*caddyhttp.App).Servers {
 		for _, ln := range srv.Listeners() {
 			addr, ok := ln.Addr().(*net.TCPAddr)
 			if !ok || !addr.IP.IsLoopback() {
-				t.Fatalf("server %s listens on %v: tests listen on loopback only", name, ln.Addr())
+				_ = c.Close()
+				return nil, fmt.Errorf("server %s listens on %v: the harness listens on loopback only", name, ln.Addr())
 			}
 			c.URLs[name] = "http://" + addr.String()
 		}
@@ -119,25 +131,35 @@ func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 	if len(names) > 0 {
 		c.URL = c.URLs[names[0]]
 	}
-	return c
+	return c, nil
 }
 
 // Stop stops Caddy now; it is safe to call more than once.
 func (c *Caddy) Stop(t testing.TB) {
+	if err := c.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Close stops Caddy now and reports what failed; only the first call does
+// anything.
+func (c *Caddy) Close() error {
+	var err error
 	c.stop.Do(func() {
 		defer caddyMu.Unlock()
-		if err := caddy.Stop(); err != nil {
-			t.Errorf("stopping Caddy: %v", err)
+		if e := caddy.Stop(); e != nil {
+			err = fmt.Errorf("stopping Caddy: %v", e)
 		}
 		if c.Admin != "" {
 			// caddy.Stop leaves the admin endpoint up, as it outlives
 			// configs; an empty config without one takes it down.
-			if err := caddy.Load([]byte(`{"admin":{"disabled":true}}`), true); err != nil {
-				t.Errorf("stopping the admin endpoint: %v", err)
+			if e := caddy.Load([]byte(`{"admin":{"disabled":true}}`), true); e != nil && err == nil {
+				err = fmt.Errorf("stopping the admin endpoint: %v", e)
 			}
 			_ = caddy.Stop()
 		}
 	})
+	return err
 }
 
 // Reload loads caddyfile (with the same globals and {backend}) through the
@@ -190,10 +212,18 @@ var Client = &http.Client{
 
 func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return addr
+}
+
+func loopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
 	defer ln.Close()
-	return ln.Addr().String()
+	return ln.Addr().String(), nil
 }
