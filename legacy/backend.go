@@ -197,6 +197,16 @@ func (b *Backend) Requests(name string) int64 {
 	return 0
 }
 
+// Served returns how many records the list called name has sent in its
+// list answers: what a client in front of it fetched, counted where it is
+// sent rather than derived from the queries.
+func (b *Backend) Served(name string) int64 {
+	if l, err := b.list(name); err == nil {
+		return l.served.Load()
+	}
+	return 0
+}
+
 // Deleted reports whether a record with id was ever deleted from the list
 // called name. It
 // needs Config.RecordDeletions; without it, it is always false.

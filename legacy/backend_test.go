@@ -83,3 +83,22 @@ func TestIDsIsASnapshot(t *testing.T) {
 	ids[0] = -1
 	assert.Positive(t, b.IDs("calls")[0])
 }
+
+func TestServedCountsRecordsSent(t *testing.T) {
+	b := New(Config{Seed: 1, Records: 25})
+	for _, tc := range []struct {
+		query string
+		sent  int64
+	}{
+		{"/calls?_perPage=10", 10},
+		{"/calls?_page=3&_perPage=10", 5}, // the short last page
+		{"/calls?_page=4&_perPage=10", 0}, // past the end
+		{"/calls?_perPage=x", 0},          // refused
+	} {
+		before := b.Served("calls")
+		get(t, b, tc.query)
+		assert.Equal(t, tc.sent, b.Served("calls")-before, tc.query)
+	}
+	assert.Zero(t, b.Served("phone_numbers"), "counted per list")
+	assert.Zero(t, b.Served("nope"))
+}

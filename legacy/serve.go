@@ -166,6 +166,7 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 		from = min((q.page-1)*q.perPage, total)
 	}
 	recs = recs[from:min(from+q.perPage, total)]
+	l.served.Add(int64(len(recs)))
 
 	size := len(`{"":[],"total":,"page":,"per_page":}`) + len(b.cfg.Envelope) + 3*20 + len(recs)
 	for _, r := range recs {

@@ -30,6 +30,7 @@ type sortKeys [4]int64
 type list struct {
 	kind     *kind
 	requests atomic.Int64 // list requests answered, for tests
+	served   atomic.Int64 // records sent in list answers, for benchmarks
 
 	mu      sync.RWMutex
 	recs    []*record          // ascending by id, ids unique
