@@ -167,8 +167,11 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 		g.logger.Warn("backend unreachable",
 			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)), zap.Error(ue.err))
 		msg := "the backend did not answer"
-		if ue.status == http.StatusGatewayTimeout {
+		switch {
+		case ue.status == http.StatusGatewayTimeout:
 			msg = "the backend did not answer in time"
+		case errors.Is(ue.err, errBrokenOff):
+			msg = errBrokenOff.Error()
 		}
 		writeError(w, ue.status, msg+"; try again later")
 		return outcomeUnavailable

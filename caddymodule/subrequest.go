@@ -96,10 +96,12 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	req.Header.Set("Accept-Encoding", "identity")
 
 	answer := newCapture(f.g.MaxBodySize)
-	err := f.next.ServeHTTP(answer, req)
+	err := serveSubrequest(f.next, answer, req)
 	switch {
 	case answer.over:
 		return translate.Batch{}, &legacy.BodyError{Reason: fmt.Sprintf("the answer is larger than max_body_size (%d bytes)", f.g.MaxBodySize)}
+	case ctx.Err() != nil:
+		return translate.Batch{}, ctx.Err() // the client went away: not the backend's fault
 	case err != nil:
 		status := http.StatusBadGateway
 		var he caddyhttp.HandlerError
@@ -117,6 +119,26 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	f.bodies = append(f.bodies, body)
 	f.headers = append(f.headers, answer.header)
 	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
+}
+
+// errBrokenOff is a backend answer that ended before its body did.
+var errBrokenOff = errors.New("the backend's answer broke off")
+
+// serveSubrequest calls next for one sub-request. Once it has written an
+// answer's headers, reverse_proxy panics with http.ErrAbortHandler when the
+// body cannot be copied: the backend broke off, or the capture refused
+// bytes past max_body_size. For a sub-request that is an answer we did not
+// get, not a reason to drop the client's connection: the client gets a 502.
+func serveSubrequest(next caddyhttp.Handler, w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			err = caddyhttp.Error(http.StatusBadGateway, errBrokenOff)
+		}
+	}()
+	return next.ServeHTTP(w, r)
 }
 
 // Interface guards
