@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+// Config is one run of the bench.
+type Config struct {
+	Duration time.Duration // measured time of each phase
+	Warmup   time.Duration // unmeasured load before each phase
+	Clients  []int         // concurrent clients; one set of phases each
+	PerPages []int         // page sizes; one set of phases each
+	Targets  []Target      // what to drive, in this order
+	Records  int           // records in the walked list
+	List     string        // the walked list, a cursor endpoint
+	Seed     uint64
+
+	// Profile, when set, receives a CPU profile of the measured phases.
+	Profile io.Writer
+}
+
+func defaultConfig() Config {
+	return Config{
+		Duration: 5 * time.Second,
+		Warmup:   time.Second,
+		Clients:  []int{1, 8},
+		PerPages: []int{10, 100},
+		Targets:  []Target{Backend, Proxy, Gateway},
+		Records:  20000,
+		List:     "calls",
+		Seed:     1,
+	}
+}
+
+// Target is what the clients drive.
+type Target int
+
+const (
+	// Backend is the reference backend reached directly.
+	Backend Target = iota
+	// Proxy is the backend behind a plain Caddy reverse_proxy.
+	Proxy
+	// Gateway is the backend behind helpdesk_gateway and reverse_proxy.
+	Gateway
+)
+
+var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway"}
+
+func (t Target) String() string { return targetNames[t] }
+
+func parseTarget(s string) (Target, bool) {
+	i := slices.Index(targetNames[:], s)
+	return Target(i), i >= 0
+}
+
+// caddyfiles are the two Caddy sites. Both are the same but for the
+// gateway, so that the difference between them is the gateway's cost.
+var caddyfiles = map[Target]string{
+	Proxy:   "http://:0 {\n\treverse_proxy {backend}\n}\n",
+	Gateway: "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n",
+}
+
+// Result is the outcome of one measured phase.
+type Result struct {
+	Target  Target
+	Clients int
+	PerPage int
+
+	Elapsed  time.Duration
+	Requests int64 // answered 200 in full
+	Errors   int64 // failed, not 200, or a walk that ended early
+	Bytes    int64 // response bodies received
+	Served   int64 // records the clients received
+	P50, P99 time.Duration
+
+	CPU   time.Duration // user+system CPU time of the whole process
+	Alloc uint64        // bytes allocated by the whole process
+
+	Calls   int64 // list requests that reached the backend
+	Fetched int64 // records the backend sent
+}
+
+// Report is every phase of a run, in the order run.
+type Report struct {
+	Config  Config
+	Results []Result
+}
+
+// Run starts the backend and, in turn, each target, and drives each for
+// cfg.Duration per clients and page size. Progress goes to log.
+func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
+	if cfg.Duration <= 0 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
+		return nil, errors.New("nothing to run: set a duration, records, clients, page sizes and targets")
+	}
+	be := legacy.New(legacy.Config{Seed: cfg.Seed, Records: cfg.Records})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: be, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	backendURL := "http://" + ln.Addr().String()
+
+	if cfg.Profile != nil {
+		if err := pprof.StartCPUProfile(cfg.Profile); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep := &Report{Config: cfg}
+	for _, clients := range cfg.Clients {
+		for _, perPage := range cfg.PerPages {
+			for _, target := range cfg.Targets {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				fmt.Fprintf(log, "%-8s clients=%d perPage=%d ...\n", target, clients, perPage)
+				r, err := phase(ctx, cfg, be, backendURL, target, clients, perPage)
+				if err != nil {
+					return rep, fmt.Errorf("%s, %d clients, perPage %d: %w", target, clients, perPage, err)
+				}
+				rep.Results = append(rep.Results, r)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// phase starts the target, warms it up, and measures it.
+func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL string, target Target, clients, perPage int) (Result, error) {
+	base := backendURL
+	if target != Backend {
+		c, err := harness.Run(caddyfiles[target], backendURL)
+		if err != nil {
+			return Result{}, err
+		}
+		defer c.Close()
+		base = c.URL
+	}
+	d := &driver{
+		base:    base + "/" + cfg.List,
+		cursor:  target == Gateway,
+		perPage: perPage,
+		records: cfg.Records,
+		client: &http.Client{
+			Timeout: 10 * time.Second,
+			Transport: &http.Transport{
+				Proxy:               nil,
+				MaxIdleConnsPerHost: clients,
+				DisableCompression:  true,
+			},
+		},
+	}
+	defer d.client.CloseIdleConnections()
+	if cfg.Warmup > 0 {
+		d.run(ctx, clients, cfg.Warmup)
+	}
+
+	runtime.GC()
+	cpu0, err := cpuTime()
+	if err != nil {
+		return Result{}, err
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	alloc0 := ms.TotalAlloc
+	calls0, fetched0 := be.Requests(cfg.List), be.Served(cfg.List)
+	start := time.Now()
+
+	load := d.run(ctx, clients, cfg.Duration)
+
+	elapsed := time.Since(start)
+	cpu1, err := cpuTime()
+	if err != nil {
+		return Result{}, err
+	}
+	runtime.ReadMemStats(&ms)
+	r := Result{
+		Target:   target,
+		Clients:  clients,
+		PerPage:  perPage,
+		Elapsed:  elapsed,
+		Requests: load.requests,
+		Errors:   load.errors,
+		Bytes:    load.bytes,
+		Served:   load.served,
+		CPU:      cpu1 - cpu0,
+		Alloc:    ms.TotalAlloc - alloc0,
+		Calls:    be.Requests(cfg.List) - calls0,
+		Fetched:  be.Served(cfg.List) - fetched0,
+	}
+	if len(load.latencies) > 0 {
+		slices.Sort(load.latencies)
+		r.P50 = percentile(load.latencies, 0.50)
+		r.P99 = percentile(load.latencies, 0.99)
+	}
+	if load.firstError != nil {
+		return r, fmt.Errorf("%d failed requests, the first: %w", load.errors, load.firstError)
+	}
+	return r, nil
+}
+
+// percentile returns the q-quantile of sorted latencies, nearest rank.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// cpuTime is the user and system CPU time the process has used: the
+// clients, the targets and the backend together, as all run here.
+func cpuTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}

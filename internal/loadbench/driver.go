@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// driver is the clients of one phase. Each client walks the list from its
+// first page to its last and starts over, one request at a time.
+type driver struct {
+	base    string // the list's URL
+	cursor  bool   // walk by _cursor; else by _page
+	perPage int
+	records int // records in the list, which does not change
+	client  *http.Client
+}
+
+// load is what the clients of one run did.
+type load struct {
+	requests, errors, bytes, served int64
+	latencies                       []time.Duration
+	firstError                      error
+}
+
+// run drives the target with clients for d and returns when every client
+// has finished its last request.
+func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
+	deadline := time.Now().Add(d)
+	var (
+		mu    sync.Mutex
+		total load
+		wg    sync.WaitGroup
+	)
+	for range clients {
+		wg.Go(func() {
+			l := dr.client1(ctx, deadline)
+			mu.Lock()
+			defer mu.Unlock()
+			total.requests += l.requests
+			total.errors += l.errors
+			total.bytes += l.bytes
+			total.served += l.served
+			total.latencies = append(total.latencies, l.latencies...)
+			if total.firstError == nil {
+				total.firstError = l.firstError
+			}
+		})
+	}
+	wg.Wait()
+	return total
+}
+
+// client1 is one client until deadline.
+func (dr *driver) client1(ctx context.Context, deadline time.Time) load {
+	l := load{latencies: make([]time.Duration, 0, 1<<14)}
+	pages := (dr.records + dr.perPage - 1) / dr.perPage
+	page, cursor := 0, "" // the next page of the walk, 0-based, and its cursor
+	var body bytes.Buffer
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		target := dr.base + "?_perPage=" + strconv.Itoa(dr.perPage)
+		switch {
+		case !dr.cursor:
+			target += "&_sortField=id&_sortDir=ASC&_page=" + strconv.Itoa(page+1)
+		case cursor != "":
+			target += "&_cursor=" + url.QueryEscape(cursor)
+		}
+		start := time.Now()
+		next, err := dr.get(ctx, target, &body)
+		elapsed := time.Since(start)
+		if err == nil && dr.cursor && (next == "") != (page == pages-1) {
+			err = fmt.Errorf("%s: the walk of %d pages has next_page_cursor %q on page %d", target, pages, next, page+1)
+		}
+		if err != nil {
+			l.errors++
+			if l.firstError == nil {
+				l.firstError = err
+			}
+			page, cursor = 0, ""
+			continue
+		}
+		l.requests++
+		l.bytes += int64(body.Len())
+		l.served += int64(min(dr.perPage, dr.records-page*dr.perPage))
+		l.latencies = append(l.latencies, elapsed)
+		page, cursor = page+1, next
+		if page == pages {
+			page, cursor = 0, ""
+		}
+	}
+	return l
+}
+
+// get fetches target into body and returns its next_page_cursor.
+func (dr *driver) get(ctx context.Context, target string, body *bytes.Buffer) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := dr.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body.Reset()
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK || body.Len() < 2 || body.Bytes()[0] != '[' {
+		return "", fmt.Errorf("%s: %s: %.200s", target, resp.Status, body.Bytes())
+	}
+	return resp.Header.Get("Next_page_cursor"), nil
+}

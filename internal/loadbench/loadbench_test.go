@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+// TestRun runs the bench briefly, so that it cannot rot: every phase must
+// serve pages without a fault, count at the backend, and the gateway's
+// sequential walks must cost exactly one backend call per page.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load bench")
+	}
+	cfg := defaultConfig()
+	cfg.Duration, cfg.Warmup = 400*time.Millisecond, 100*time.Millisecond
+	cfg.Clients, cfg.Records = []int{2}, 1005 // a short last page
+	var log bytes.Buffer
+	rep, err := Run(t.Context(), cfg, &log)
+	require.NoError(t, err, log.String())
+	require.Len(t, rep.Results, len(cfg.PerPages)*len(cfg.Targets))
+	for _, r := range rep.Results {
+		assert.Positive(t, r.Requests, "%s perPage %d", r.Target, r.PerPage)
+		assert.Zero(t, r.Errors)
+		assert.Positive(t, r.CPU)
+		assert.Positive(t, r.Alloc)
+		assert.Positive(t, r.P50)
+		assert.GreaterOrEqual(t, r.P99, r.P50)
+		assert.Equal(t, r.Requests, r.Calls, "%s perPage %d: one backend call per page", r.Target, r.PerPage)
+		assert.Positive(t, r.Fetched)
+		if r.Target == Gateway {
+			assert.LessOrEqual(t, r.FetchedPerServed(), 2.0, "perPage %d", r.PerPage)
+		} else {
+			assert.Equal(t, r.Served, r.Fetched, "%s: the clients got what the backend sent", r.Target)
+		}
+	}
+
+	var out bytes.Buffer
+	rep.Write(&out)
+	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
+	assert.Contains(t, out.String(), "The gateway against the plain proxy")
+}
+
+// TestSamePages checks what the bench compares: a cursor walk through the
+// gateway serves, byte for byte, the pages a _page walk in id order gets
+// through the plain proxy.
+func TestSamePages(t *testing.T) {
+	_, srv := harness.Backend(t, legacy.Config{Seed: 1, Records: 250})
+	proxy := walkBodies(t, Proxy, srv.URL)
+	gateway := walkBodies(t, Gateway, srv.URL)
+	require.Len(t, proxy, 3)
+	assert.Equal(t, proxy, gateway)
+}
+
+// walkBodies walks the 250 records by 100 as the bench's clients do.
+func walkBodies(t *testing.T, target Target, backendURL string) []string {
+	c := harness.Start(t, caddyfiles[target], backendURL)
+	defer c.Stop(t)
+	d := &driver{base: c.URL + "/calls", cursor: target == Gateway, perPage: 100, records: 250, client: harness.Client}
+	var pages []string
+	var body bytes.Buffer
+	next := ""
+	for page := 1; page <= 3; page++ {
+		u := d.base + "?_perPage=100&_sortField=id&_sortDir=ASC&_page=" + strconv.Itoa(page)
+		if d.cursor {
+			u = d.base + "?_perPage=100"
+			if next != "" {
+				u += "&_cursor=" + url.QueryEscape(next)
+			}
+		}
+		var err error
+		next, err = d.get(t.Context(), u, &body)
+		require.NoError(t, err)
+		pages = append(pages, body.String())
+	}
+	assert.Empty(t, next, "the walk ends on page 3")
+	return pages
+}
+
+// TestFaultsAreCounted checks that an answer other than 200 counts as a
+// fault, not as a request served.
+func TestFaultsAreCounted(t *testing.T) {
+	c := harness.Start(t, "http://:0 {\n\trespond `{\"message\":\"down\"}` 502\n}\n", "")
+	d := &driver{base: c.URL + "/calls", perPage: 10, records: 100, client: harness.Client}
+	l := d.run(t.Context(), 2, 100*time.Millisecond)
+	assert.Zero(t, l.requests)
+	assert.Positive(t, l.errors)
+	require.Error(t, l.firstError)
+	assert.Contains(t, l.firstError.Error(), "502 Bad Gateway")
+}

@@ -1,0 +1,90 @@
+// Command loadbench measures what the gateway costs. In one process and on
+// loopback only, it starts the reference backend, then drives it directly,
+// through a plain Caddy reverse_proxy and through the gateway (Caddy with
+// helpdesk_gateway in front of reverse_proxy), with the same concurrent
+// clients for a bounded time each, one phase after another, and prints the
+// figures side by side with the gateway's ratios to the plain proxy.
+//
+//	go run ./internal/loadbench -duration 5s -clients 1,8
+//
+// The clients walk one list from its first page to its last, again and
+// again: by _cursor on the gateway, by _page (sorted by id, ascending) on
+// the backend and the proxy, so every target serves the same pages.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	cfg := defaultConfig()
+	var clients, perPages, targets, cpuProfile string
+	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured time of each phase")
+	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each phase")
+	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
+	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
+	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order")
+	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured phases to this file")
+	flag.Parse()
+
+	var err error
+	if cfg.Clients, err = intList(clients); err == nil {
+		cfg.PerPages, err = intList(perPages)
+	}
+	if err == nil {
+		cfg.Targets, err = targetList(targets)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		cfg.Profile = f
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := Run(ctx, cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+	rep.Write(os.Stdout)
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: want whole numbers of at least 1, separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func targetList(s string) ([]Target, error) {
+	var out []Target
+	for _, f := range strings.Split(s, ",") {
+		t, ok := parseTarget(strings.TrimSpace(f))
+		if !ok {
+			return nil, fmt.Errorf("target %q: want backend, proxy or gateway", f)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Per-request figures of a result.
+
+func (r Result) rate() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
+
+func (r Result) cpuPerRequest() time.Duration {
+	return r.CPU / time.Duration(max(r.Requests, 1))
+}
+
+func (r Result) allocPerRequest() float64 { return float64(r.Alloc) / float64(max(r.Requests, 1)) }
+
+func (r Result) bytesPerPage() float64 { return float64(r.Bytes) / float64(max(r.Requests, 1)) }
+
+// CallsPerPage is the backend calls per page served.
+func (r Result) CallsPerPage() float64 { return float64(r.Calls) / float64(max(r.Requests, 1)) }
+
+// FetchedPerServed is the records the backend sent per record served.
+func (r Result) FetchedPerServed() float64 { return float64(r.Fetched) / float64(max(r.Served, 1)) }
+
+// Write prints the results side by side, then the gateway's figures as
+// ratios to, and differences from, the plain proxy's of the same phase set.
+func (rep *Report) Write(w io.Writer) {
+	c := rep.Config
+	fmt.Fprintf(w, "%d records in /%s; each phase %v measured after %v of warm-up, phases one after another.\n",
+		c.Records, c.List, c.Duration, c.Warmup)
+	fmt.Fprintf(w, "CPU and allocations are the whole process's (clients, Caddy and backend run in it), per phase.\n\n")
+	fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | bytes/page | backend calls/page | fetched/served | errors |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.0f | %.2f | %.3f | %d |\n",
+			r.Clients, r.PerPage, r.Target, r.rate(), ms(r.P50), ms(r.P99), us(r.cpuPerRequest()),
+			kb(r.allocPerRequest()), r.bytesPerPage(), r.CallsPerPage(), r.FetchedPerServed(), r.Errors)
+	}
+
+	var rows []string
+	for _, g := range rep.Results {
+		if g.Target != Gateway {
+			continue
+		}
+		p, ok := rep.find(Proxy, g.Clients, g.PerPage)
+		if !ok {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("| %d | %d | %.3f | %s | %s | %s | %s |",
+			g.Clients, g.PerPage, g.rate()/p.rate(), msDelta(g.P50-p.P50), msDelta(g.P99-p.P99),
+			usDelta(g.cpuPerRequest()-p.cpuPerRequest()), kbDelta(g.allocPerRequest()-p.allocPerRequest())))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nThe gateway against the plain proxy, same pages (cursor walk against _page walk):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| clients | perPage | throughput ratio | p50 added | p99 added | CPU/req added | alloc/req added |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, row := range rows {
+		fmt.Fprintln(w, row)
+	}
+}
+
+func (rep *Report) find(t Target, clients, perPage int) (Result, bool) {
+	for _, r := range rep.Results {
+		if r.Target == t && r.Clients == clients && r.PerPage == perPage {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+func ms(d time.Duration) string      { return fmt.Sprintf("%.3f ms", d.Seconds()*1e3) }
+func msDelta(d time.Duration) string { return fmt.Sprintf("%+.3f ms", d.Seconds()*1e3) }
+func us(d time.Duration) string      { return fmt.Sprintf("%.0f µs", d.Seconds()*1e6) }
+func usDelta(d time.Duration) string { return fmt.Sprintf("%+.0f µs", d.Seconds()*1e6) }
+func kb(b float64) string            { return fmt.Sprintf("%.1f KB", b/1e3) }
+func kbDelta(b float64) string       { return fmt.Sprintf("%+.1f KB", b/1e3) }
