@@ -1,0 +1,186 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+func init() {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  "helpdesk",
+		Usage: "cursor|filters|verify ...",
+		Short: "Tools for the help-desk gateway: cursors, filters, a rollout check",
+		Long: `
+Tools for operators of the helpdesk_gateway module:
+
+  caddy helpdesk cursor encode <id>      print the _cursor for an id
+  caddy helpdesk cursor decode <cursor>  print the id a _cursor carries
+  caddy helpdesk filters check '<json>'  check a _filters value as the gateway does
+  caddy helpdesk verify --url <gateway> --endpoint /calls
+                                         compare a cursor walk with a _page walk
+
+Each exits non-zero when its input is wrong or a check fails.
+`,
+		CobraFunc: buildHelpdeskCommand,
+	})
+}
+
+// buildHelpdeskCommand adds the subcommands to the helpdesk command.
+func buildHelpdeskCommand(cmd *cobra.Command) {
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = showHelp
+
+	cursor := &cobra.Command{Use: "cursor", Short: "Encode or decode a _cursor value", Args: cobra.NoArgs, RunE: showHelp}
+	cursor.AddCommand(&cobra.Command{
+		Use:   "encode <id>",
+		Short: "Print the _cursor for id: base64 of {\"id\":\"<id>\"}, as next_page_cursor carries it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "" {
+				return errors.New("the id is empty; a cursor carries the last id a client has")
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), translate.EncodeCursor(args[0]))
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "decode <cursor>",
+		Short: "Print the id a _cursor carries, accepting what the gateway accepts",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := translate.DecodeCursor(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), id)
+			return nil
+		},
+	})
+
+	filters := &cobra.Command{Use: "filters", Short: "Check a _filters value", Args: cobra.NoArgs, RunE: showHelp}
+	filters.AddCommand(filtersCheckCommand())
+
+	cmd.AddCommand(cursor, filters, verifyCommand())
+}
+
+// showHelp is the action of a command that only groups others.
+func showHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+
+func filtersCheckCommand() *cobra.Command {
+	var cfg translate.FilterConfig
+	cmd := &cobra.Command{
+		Use:   "check '<json>'",
+		Short: "Check a _filters value (the decoded query value) as the gateway would",
+		Long: `Checks a _filters value against the spec's parameters and operators, with
+the gateway's default limits (50 filters, 8 KiB). Without the code flags any
+status, channel_type and DP code is accepted, as in the gateway's default.
+Prints OK and the filters when valid; otherwise what is wrong, and exits 1.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := translate.NewFilterValidator(cfg).Parse(args[0])
+			if err != nil {
+				return fmt.Errorf("invalid _filters: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			switch len(list) {
+			case 0:
+				fmt.Fprintln(out, "OK: no filters")
+			case 1:
+				fmt.Fprintln(out, "OK: 1 filter")
+			default:
+				fmt.Fprintf(out, "OK: %d filters\n", len(list))
+			}
+			for i, f := range list {
+				fmt.Fprintf(out, "  %d. %s %s %q\n", i+1, f.Param, f.Op, f.Value)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&cfg.StatusCodes, "status-codes", nil, "allowed status codes, comma-separated (as status_codes)")
+	fl.StringSliceVar(&cfg.ChannelTypes, "channel-types", nil, "allowed channel_type codes, comma-separated (as channel_types)")
+	fl.StringSliceVar(&cfg.PeriodCodes, "period-codes", nil, "allowed DP period codes, comma-separated (as period_codes)")
+	return cmd
+}
+
+func verifyCommand() *cobra.Command {
+	var (
+		cfg     verifyConfig
+		headers []string
+		order   string
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "verify --url <gateway base URL> --endpoint /calls [--per-page N] [--header 'K: V']...",
+		Short: "Walk an endpoint by cursor and by _page through the gateway and compare",
+		Long: `Walks a cursor endpoint through the gateway by _page, then by cursor
+(following next_page_cursor), and compares the two. It reports:
+
+  duplicate   an id the cursor walk served twice
+  order       ids of the cursor walk not strictly increasing, or a _page page
+              out of id order
+  cursor      a next_page_cursor that does not carry its page's last id, comes
+              with a short page, or does not move forward
+  gap         an id of the _page walk that the cursor walk lacks, and that a
+              second _page walk after the cursor walk still has; ids the
+              second walk no longer has were deleted meanwhile and are noted,
+              not counted (this assumes the backend never reuses an id)
+  request     a request that failed or an answer without a records array
+  incomplete  a walk that did not end within --max-pages
+
+Records that change during the walks make the _page walk repeat or skip
+records; that is noted, not counted. Progress goes to stderr every few
+seconds; the report to stdout. Exits 1 when any problem was found.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.order, err = translate.ParseOrder(order); err != nil {
+				return fmt.Errorf("--id-order: %w", err)
+			}
+			cfg.header = http.Header{}
+			for _, h := range headers {
+				k, val, ok := strings.Cut(h, ":")
+				if k = strings.TrimSpace(k); !ok || k == "" || strings.ContainsAny(k, " \t") {
+					return fmt.Errorf("--header %q: want \"Name: value\"", h)
+				}
+				cfg.header.Add(k, strings.TrimSpace(val))
+			}
+			if timeout <= 0 {
+				return fmt.Errorf("--timeout %v: want a positive duration", timeout)
+			}
+			transport := http.DefaultTransport.(*http.Transport).Clone()
+			cfg.client = &http.Client{Timeout: timeout, Transport: transport}
+			defer transport.CloseIdleConnections()
+			cfg.progress = cmd.ErrOrStderr()
+			cfg.every = 2 * time.Second
+			problems, err := verify(cmd.Context(), cfg, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			if problems > 0 {
+				return fmt.Errorf("verify found %d problems", problems)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.baseURL, "url", "", "base URL of the gateway, e.g. http://127.0.0.1:8080 (required)")
+	fl.StringVar(&cfg.endpoint, "endpoint", "", "cursor endpoint to walk, with base_path and any query, e.g. /calls (required)")
+	fl.IntVar(&cfg.perPage, "per-page", 100, "_perPage of every request")
+	fl.StringArrayVar(&headers, "header", nil, "request header \"Name: value\", e.g. an API key; repeatable")
+	fl.StringVar(&cfg.idField, "id-field", "id", "gjson path of a record's id (as id_field)")
+	fl.StringVar(&cfg.recordsPath, "records-path", "", "gjson path of the records array; default: the body is the array (as records_path)")
+	fl.StringVar(&order, "id-order", "numeric", "numeric or lexical (as id_order)")
+	fl.IntVar(&cfg.maxPages, "max-pages", 10000, "stop each walk after this many pages")
+	fl.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
+	_ = cmd.MarkFlagRequired("url")
+	_ = cmd.MarkFlagRequired("endpoint")
+	return cmd
+}

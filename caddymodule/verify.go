@@ -1,0 +1,425 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// verifyConfig says what `caddy helpdesk verify` walks and how.
+type verifyConfig struct {
+	baseURL     string      // the gateway, e.g. http://127.0.0.1:8080
+	endpoint    string      // a cursor endpoint, optionally with a query: /calls?status=open
+	perPage     int         // _perPage of every request
+	header      http.Header // sent with every request, e.g. the client's API key
+	idField     string      // gjson path of a record's id
+	recordsPath string      // gjson path of the records array; "" when the body is the array
+	order       translate.Order
+	maxPages    int           // bound of each walk
+	client      *http.Client  // must have a timeout
+	progress    io.Writer     // progress lines; nil for none
+	every       time.Duration // between progress lines; a walk shorter than this prints none
+}
+
+// verifyMaxBody bounds one answer read by verify.
+const verifyMaxBody = 64 << 20
+
+// verifyMaxShown bounds the lines printed per kind of problem; the summary
+// counts them all.
+const verifyMaxShown = 20
+
+// verify walks cfg.endpoint through the gateway three ways and compares
+// them, writing a report to out; it returns the number of problems found.
+// The error is only for a config it cannot start with.
+//
+//  1. A _page walk (_page=1, 2, ... until a short page) reads the list by
+//     offset, the way clients did before cursors.
+//  2. A cursor walk follows next_page_cursor from the first page to the
+//     last. It must serve no id twice, in strictly increasing id order,
+//     each next_page_cursor must carry its page's last id, and a page
+//     with a next_page_cursor must be full. Any breach is a problem.
+//  3. Ids of the _page walk that the cursor walk lacks are candidates for
+//     gaps. They are not all gaps: a record deleted during the walk is
+//     rightly missing. So, only when there are candidates, a second _page
+//     walk runs after the cursor walk: a candidate still there existed
+//     before and after the cursor walk, so throughout it (ids are never
+//     reused), and the cursor walk should have served it: a gap. A
+//     candidate gone by then was deleted: noted, not a problem.
+//
+// A _page walk under churn may itself repeat or skip records when offsets
+// shift between its pages; that is noted, not counted, since it is why
+// clients use cursors. Out-of-order ids within one _page page are a
+// problem: each page is in id order.
+func verify(ctx context.Context, cfg verifyConfig, out io.Writer) (int, error) {
+	v, err := newVerifier(cfg, out)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(out, "verify %s, %d per page\n", redactURL(v.target), cfg.perPage)
+	byPage := v.pageWalk(ctx, "_page walk")
+	byCursor := v.cursorWalk(ctx)
+	v.compare(ctx, byPage, byCursor)
+	return v.finish(), nil
+}
+
+// verifier holds one verify run.
+type verifier struct {
+	cfg    verifyConfig
+	target *url.URL // baseURL + endpoint
+	out    io.Writer
+	counts map[string]int // problems by kind
+	kinds  []string       // the kinds in the order first met
+	tick   time.Time      // of the last progress line
+}
+
+func newVerifier(cfg verifyConfig, out io.Writer) (*verifier, error) {
+	base, err := url.Parse(cfg.baseURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("--url %q: want the gateway's base URL, e.g. http://127.0.0.1:8080", cfg.baseURL)
+	}
+	ep, err := url.Parse(cfg.endpoint)
+	if err != nil || !strings.HasPrefix(ep.Path, "/") || ep.Host != "" {
+		return nil, fmt.Errorf("--endpoint %q: want a path such as /calls", cfg.endpoint)
+	}
+	if cfg.perPage < 1 {
+		return nil, fmt.Errorf("--per-page %d: want at least 1", cfg.perPage)
+	}
+	if cfg.maxPages < 1 {
+		return nil, fmt.Errorf("--max-pages %d: want at least 1", cfg.maxPages)
+	}
+	if cfg.client == nil || cfg.client.Timeout <= 0 {
+		return nil, errors.New("verify needs an HTTP client with a timeout")
+	}
+	target := *base
+	target.Path = strings.TrimSuffix(base.Path, "/") + ep.Path
+	target.RawPath = ""
+	target.RawQuery = ep.RawQuery
+	return &verifier{cfg: cfg, target: &target, out: out, counts: map[string]int{}, tick: time.Now()}, nil
+}
+
+// problem reports one problem of kind: duplicate, order, cursor, gap,
+// request or incomplete.
+func (v *verifier) problem(kind, format string, args ...any) {
+	if v.counts[kind] == 0 {
+		v.kinds = append(v.kinds, kind)
+	}
+	v.counts[kind]++
+	if n := v.counts[kind]; n <= verifyMaxShown {
+		fmt.Fprintf(v.out, "%s: "+format+"\n", append([]any{kind}, args...)...)
+	} else if n == verifyMaxShown+1 {
+		fmt.Fprintf(v.out, "%s: more of these follow; only the first %d are shown\n", kind, verifyMaxShown)
+	}
+}
+
+// finish writes the verdict and returns the number of problems.
+func (v *verifier) finish() int {
+	total := 0
+	var parts []string
+	for _, k := range v.kinds {
+		total += v.counts[k]
+		parts = append(parts, fmt.Sprintf("%d %s", v.counts[k], k))
+	}
+	if total == 0 {
+		fmt.Fprintln(v.out, "OK: no duplicates, gaps or order errors")
+	} else {
+		fmt.Fprintf(v.out, "FAIL: %s (%s)\n", count(total, "problem"), strings.Join(parts, ", "))
+	}
+	return total
+}
+
+// walk is what one walk served.
+type walk struct {
+	name     string
+	ids      []string       // each id once, in the order first served
+	page     map[string]int // page each id was first served on
+	pages    int
+	complete bool // it reached the last page
+	churn    int  // _page walks: ids served again or out of place across pages
+}
+
+func newWalk(name string) *walk { return &walk{name: name, page: map[string]int{}} }
+
+// report writes what w served.
+func (v *verifier) report(w *walk) {
+	s := ""
+	if !w.complete {
+		s = ", stopped before the end"
+	}
+	fmt.Fprintf(v.out, "%s: %s in %s%s\n", w.name, count(len(w.ids), "record"), count(w.pages, "page"), s)
+}
+
+// count is n and noun, plural unless n is 1.
+func count(n int, noun string) string {
+	if n != 1 {
+		noun += "s"
+	}
+	return strconv.Itoa(n) + " " + noun
+}
+
+// progressLine writes where w is when cfg.every has passed since the last line.
+func (v *verifier) progressLine(w *walk) {
+	if v.cfg.progress == nil || time.Since(v.tick) < v.cfg.every {
+		return
+	}
+	v.tick = time.Now()
+	last := ""
+	if n := len(w.ids); n > 0 {
+		last = ", at id " + strconv.Quote(w.ids[n-1])
+	}
+	fmt.Fprintf(v.cfg.progress, "verify: %s: %d pages, %d records%s\n", w.name, w.pages, len(w.ids), last)
+}
+
+// pageWalk reads the list with _page=1, 2, ... until a short page.
+func (v *verifier) pageWalk(ctx context.Context, name string) *walk {
+	w := newWalk(name)
+	v.walkPages(ctx, w)
+	v.report(w)
+	return w
+}
+
+// walkPages is pageWalk's loop; it stops at the first failed request.
+func (v *verifier) walkPages(ctx context.Context, w *walk) {
+	name := w.name
+	prev := ""
+	for w.pages < v.cfg.maxPages {
+		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.perPage)}, "_page": {strconv.Itoa(w.pages + 1)}}
+		ids, _, err := v.fetch(ctx, q)
+		if err != nil {
+			v.problem("request", "%s, _page %d: %v", name, w.pages+1, err)
+			return
+		}
+		w.pages++
+		for i, id := range ids {
+			if err := v.cfg.order.Check(id); err != nil {
+				v.problem("order", "%s, _page %d, record %d: %v", name, w.pages, i+1, err)
+				continue
+			}
+			if i > 0 && v.cfg.order.Check(ids[i-1]) == nil && v.cfg.order.Compare(id, ids[i-1]) <= 0 {
+				v.problem("order", "%s, _page %d: id %q follows %q; a page must be in increasing id order", name, w.pages, id, ids[i-1])
+			}
+			_, seen := w.page[id]
+			if seen || prev != "" && v.cfg.order.Compare(id, prev) < 0 {
+				w.churn++ // offsets shifted between two pages
+			}
+			if !seen {
+				w.page[id] = w.pages
+				w.ids = append(w.ids, id)
+			}
+			prev = id
+		}
+		v.progressLine(w)
+		if len(ids) < v.cfg.perPage {
+			w.complete = true
+			return
+		}
+	}
+	v.problem("incomplete", "%s did not end within --max-pages %d pages", name, v.cfg.maxPages)
+}
+
+// cursorWalk follows next_page_cursor from the first page to the last.
+func (v *verifier) cursorWalk(ctx context.Context) *walk {
+	w := newWalk("cursor walk")
+	v.walkCursors(ctx, w)
+	v.report(w)
+	return w
+}
+
+// walkCursors is cursorWalk's loop; it stops at the first failed request
+// or a next_page_cursor that cannot be followed.
+func (v *verifier) walkCursors(ctx context.Context, w *walk) {
+	order := v.cfg.order
+	cursor, cursorID, prev := "", "", ""
+	for w.pages < v.cfg.maxPages {
+		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.perPage)}}
+		if cursor != "" {
+			q.Set("_cursor", cursor)
+		}
+		ids, next, err := v.fetch(ctx, q)
+		if err != nil {
+			v.problem("request", "cursor walk, page %d: %v", w.pages+1, err)
+			return
+		}
+		w.pages++
+		for i, id := range ids {
+			if err := order.Check(id); err != nil {
+				v.problem("order", "cursor page %d, record %d: %v", w.pages, i+1, err)
+				continue
+			}
+			if p, seen := w.page[id]; seen {
+				v.problem("duplicate", "id %q served twice by the cursor walk, on pages %d and %d", id, p, w.pages)
+				continue
+			}
+			if prev != "" && order.Compare(id, prev) < 0 {
+				v.problem("order", "cursor page %d: id %q follows %q; ids must strictly increase", w.pages, id, prev)
+			}
+			w.page[id] = w.pages
+			w.ids = append(w.ids, id)
+			prev = id
+		}
+		v.progressLine(w)
+		if next == "" {
+			w.complete = true
+			return
+		}
+		nextID, err := translate.DecodeCursor(next)
+		if err == nil {
+			err = order.Check(nextID)
+		}
+		switch {
+		case err != nil:
+			v.problem("cursor", "page %d: next_page_cursor %q: %v", w.pages, next, err)
+			return
+		case len(ids) == 0:
+			v.problem("cursor", "page %d is empty yet has a next_page_cursor", w.pages)
+			return
+		case nextID != ids[len(ids)-1]:
+			v.problem("cursor", "page %d: next_page_cursor carries id %q, not the page's last id %q", w.pages, nextID, ids[len(ids)-1])
+		}
+		if len(ids) < v.cfg.perPage {
+			v.problem("cursor", "page %d has %d records and a next_page_cursor; a page before the last must have %d", w.pages, len(ids), v.cfg.perPage)
+		}
+		if cursorID != "" && order.Compare(nextID, cursorID) <= 0 {
+			v.problem("cursor", "page %d: next_page_cursor (id %q) does not move past the previous one (id %q); stopping", w.pages, nextID, cursorID)
+			return
+		}
+		cursor, cursorID = next, nextID
+	}
+	v.problem("incomplete", "the cursor walk did not end within --max-pages %d pages", v.cfg.maxPages)
+}
+
+// compare looks for ids of the _page walk that the cursor walk lacks, and
+// rechecks them with a second _page walk (see verify).
+func (v *verifier) compare(ctx context.Context, byPage, byCursor *walk) {
+	if byPage.churn > 0 {
+		fmt.Fprintf(v.out, "note: the _page walk met %s again or out of place across pages: offsets shifted while it ran, as they do when records change\n", count(byPage.churn, "record"))
+	}
+	// An unfinished cursor walk is compared only as far as it got.
+	limit, ok := "", byCursor.complete
+	if !ok && len(byCursor.ids) > 0 {
+		limit, ok = byCursor.ids[len(byCursor.ids)-1], true
+	}
+	if !ok {
+		fmt.Fprintln(v.out, "note: the cursor walk served nothing to compare")
+		return
+	}
+	within := func(id string) bool {
+		return limit == "" || v.cfg.order.Check(id) == nil && v.cfg.order.Compare(id, limit) <= 0
+	}
+	var candidates []string
+	for _, id := range byPage.ids {
+		if _, ok := byCursor.page[id]; !ok && within(id) {
+			candidates = append(candidates, id)
+		}
+	}
+	// Likewise an unfinished _page walk, for what only the cursor walk has.
+	pageLimit := ""
+	if !byPage.complete && len(byPage.ids) > 0 {
+		pageLimit = byPage.ids[len(byPage.ids)-1]
+	}
+	inserted := 0
+	for _, id := range byCursor.ids {
+		if _, ok := byPage.page[id]; !ok && (byPage.complete || pageLimit != "" && v.cfg.order.Compare(id, pageLimit) <= 0) {
+			inserted++
+		}
+	}
+	if inserted > 0 {
+		fmt.Fprintf(v.out, "note: %s of the cursor walk not in the _page walk: inserted while it ran, or skipped by it\n", count(inserted, "record"))
+	}
+	if len(candidates) == 0 {
+		return
+	}
+	fmt.Fprintf(v.out, "%s of the _page walk missing from the cursor walk; rechecking with a second _page walk\n", count(len(candidates), "record"))
+	recheck := v.pageWalk(ctx, "_page recheck")
+	// An unfinished recheck confirms nothing past its last id.
+	var reach string
+	if !recheck.complete && len(recheck.ids) > 0 {
+		reach = recheck.ids[len(recheck.ids)-1]
+	}
+	gone, unconfirmed := 0, 0
+	for _, id := range candidates {
+		switch p, there := recheck.page[id]; {
+		case there:
+			v.problem("gap", "id %q is missing from the cursor walk; the _page walks before and after it both have it (_page %d and %d)",
+				id, byPage.page[id], p)
+		case recheck.complete || reach != "" && v.cfg.order.Check(id) == nil && v.cfg.order.Compare(id, reach) <= 0:
+			gone++
+		default:
+			unconfirmed++
+		}
+	}
+	if gone > 0 {
+		fmt.Fprintf(v.out, "note: %d of them gone by the recheck: deleted while the walks ran, not gaps\n", gone)
+	}
+	if unconfirmed > 0 {
+		v.problem("incomplete", "%s missing from the cursor walk could not be rechecked, since the recheck stopped early", count(unconfirmed, "record"))
+	}
+}
+
+// fetch gets one page with query q added to the endpoint's own query and
+// returns its ids and next_page_cursor.
+func (v *verifier) fetch(ctx context.Context, q url.Values) (ids []string, next string, err error) {
+	u := *v.target
+	if u.RawQuery != "" {
+		u.RawQuery += "&" + q.Encode()
+	} else {
+		u.RawQuery = q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, "", err
+	}
+	for k, vals := range v.cfg.header {
+		req.Header[k] = vals
+	}
+	if host := v.cfg.header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	resp, err := v.cfg.client.Do(req)
+	if err != nil {
+		// The client's error repeats the URL, which may hold a key.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, "", fmt.Errorf("GET %s: %w", redactURL(&u), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, verifyMaxBody+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("GET %s: reading the answer: %w", redactURL(&u), err)
+	}
+	if len(body) > verifyMaxBody {
+		return nil, "", fmt.Errorf("GET %s: the answer is larger than %d MiB", redactURL(&u), verifyMaxBody>>20)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := ""
+		if m := gjson.GetBytes(body, "message"); m.Type == gjson.String {
+			msg = ": " + m.Str
+		}
+		return nil, "", fmt.Errorf("GET %s: %s%s", redactURL(&u), resp.Status, msg)
+	}
+	parsed, err := legacy.ParseBody(body, v.cfg.recordsPath, v.cfg.idField)
+	if err != nil {
+		return nil, "", fmt.Errorf("GET %s: %w (check --records-path and --id-field)", redactURL(&u), err)
+	}
+	return parsed.IDs, resp.Header.Get(nextPageCursor), nil
+}
+
+// redactURL is u for the report, without credentials in its query.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = redactQuery(c.RawQuery)
+	return c.String()
+}

@@ -1,0 +1,256 @@
+package caddymodule
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// fakeGateway serves a cursor endpoint from lists of ids, with faults a
+// real gateway must never have, so that verify has something to find.
+type fakeGateway struct {
+	mu    sync.Mutex
+	walks int // _page walks begun (requests for _page=1)
+
+	pageList func(walk int) []int // what the walk-th _page walk reads
+	cursor   []int                // what cursor pages are cut from
+	// mangle changes the cursor page after id (0: the first page).
+	mangle func(after int, ids []int) []int
+	// nextID, when set, is the id next_page_cursor carries for a page.
+	nextID func(ids []int) string
+	status int // when set, every answer has this status
+}
+
+func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.status != 0 {
+		writeError(w, f.status, "no such list")
+		return
+	}
+	q := r.URL.Query()
+	n, _ := strconv.Atoi(q.Get("_perPage"))
+	var ids []int
+	more := false
+	if p := q.Get("_page"); p != "" {
+		page, _ := strconv.Atoi(p)
+		f.mu.Lock()
+		if page == 1 {
+			f.walks++
+		}
+		list := f.pageList(f.walks)
+		f.mu.Unlock()
+		start := min((page-1)*n, len(list))
+		end := min(start+n, len(list))
+		ids, more = list[start:end], end < len(list)
+	} else {
+		after := 0
+		if c := q.Get("_cursor"); c != "" {
+			id, err := translate.DecodeCursor(c)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+			after, _ = strconv.Atoi(id)
+		}
+		i, _ := slices.BinarySearch(f.cursor, after+1)
+		end := min(i+n, len(f.cursor))
+		ids, more = slices.Clone(f.cursor[i:end]), end < len(f.cursor)
+		if f.mangle != nil {
+			ids = f.mangle(after, ids)
+		}
+	}
+	if more && len(ids) > 0 {
+		last := strconv.Itoa(ids[len(ids)-1])
+		if f.nextID != nil {
+			last = f.nextID(ids)
+		}
+		w.Header().Set(nextPageCursor, translate.EncodeCursor(last))
+	}
+	records := make([]map[string]any, len(ids))
+	for i, id := range ids {
+		records[i] = map[string]any{"id": id, "subject": "call " + strconv.Itoa(id)}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(records)
+}
+
+// ids1to is 1, 2, ... n.
+func ids1to(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+func without(ids []int, drop ...int) []int {
+	return slices.DeleteFunc(slices.Clone(ids), func(id int) bool { return slices.Contains(drop, id) })
+}
+
+func testVerifyConfig(url string) verifyConfig {
+	return verifyConfig{
+		baseURL: url, endpoint: "/calls", perPage: 10, idField: "id",
+		order: translate.Numeric, maxPages: 1000,
+		client: &http.Client{Timeout: 10 * time.Second},
+	}
+}
+
+func runFake(t *testing.T, f *fakeGateway, edit func(*verifyConfig)) (int, string) {
+	t.Helper()
+	srv := httptest.NewServer(f) // 127.0.0.1
+	t.Cleanup(srv.Close)
+	cfg := testVerifyConfig(srv.URL)
+	if edit != nil {
+		edit(&cfg)
+	}
+	var out bytes.Buffer
+	problems, err := verify(t.Context(), cfg, &out)
+	require.NoError(t, err)
+	return problems, out.String()
+}
+
+func TestVerifyFindsWhatIsWrong(t *testing.T) {
+	all := ids1to(95)
+	same := func(int) []int { return all }
+	for _, tc := range []struct {
+		name     string
+		f        *fakeGateway
+		edit     func(*verifyConfig)
+		problems int
+		want     []string // in the report
+	}{
+		{"a correct gateway", &fakeGateway{pageList: same, cursor: all}, nil, 0,
+			[]string{"_page walk: 95 records in 10 pages\ncursor walk: 95 records in 10 pages\nOK", "OK: no duplicates, gaps or order errors"}},
+		{"a duplicate across pages", &fakeGateway{pageList: same, cursor: all, mangle: func(after int, ids []int) []int {
+			if after == 30 {
+				return append([]int{30}, ids[:len(ids)-1]...) // the cursor's own record again
+			}
+			return ids
+		}}, nil, 1, []string{`duplicate: id "30" served twice by the cursor walk, on pages 3 and 4`, "FAIL: 1 problem (1 duplicate)"}},
+		{"ids out of order", &fakeGateway{pageList: same, cursor: all, mangle: func(after int, ids []int) []int {
+			if after == 50 {
+				ids[2], ids[3] = ids[3], ids[2]
+			}
+			return ids
+		}}, nil, 1, []string{`order: cursor page 6: id "53" follows "54"; ids must strictly increase`}},
+		{"a record the cursor walk skips", &fakeGateway{pageList: same, cursor: without(all, 42)}, nil, 1,
+			[]string{"1 record of the _page walk missing from the cursor walk; rechecking", `gap: id "42" is missing from the cursor walk; the _page walks before and after it both have it (_page 5 and 5)`}},
+		{"a record deleted during the walk is no gap", &fakeGateway{pageList: func(walk int) []int {
+			if walk == 1 {
+				return all
+			}
+			return without(all, 42)
+		}, cursor: without(all, 42)}, nil, 0, []string{"_page recheck: 94 records in 10 pages\nnote: 1 of them gone by the recheck: deleted while the walks ran, not gaps", "OK"}},
+		{"a record inserted during the walk", &fakeGateway{pageList: same, cursor: append(slices.Clone(all), 96)}, nil, 0,
+			[]string{"note: 1 record of the cursor walk not in the _page walk", "OK"}},
+		{"a _page walk that repeats records across pages", &fakeGateway{pageList: func(int) []int {
+			return append(append(slices.Clone(all[:10]), all[9]), all[10:]...) // as when a record is inserted before the offset
+		}, cursor: all}, nil, 0, []string{"note: the _page walk met 1 record again or out of place", "OK"}},
+		{"a _page page out of order", &fakeGateway{pageList: func(int) []int {
+			l := slices.Clone(all)
+			l[3], l[4] = l[4], l[3]
+			return l
+		}, cursor: all}, nil, 1, []string{`order: _page walk, _page 1: id "4" follows "5"; a page must be in increasing id order`}},
+		{"a cursor that does not carry the last id", &fakeGateway{pageList: same, cursor: all, nextID: func(ids []int) string {
+			if ids[0] == 1 {
+				return "9"
+			}
+			return strconv.Itoa(ids[len(ids)-1])
+		}}, nil, 2, []string{`cursor: page 1: next_page_cursor carries id "9", not the page's last id "10"`, `duplicate: id "10"`}},
+		{"a cursor that does not move", &fakeGateway{pageList: same, cursor: all, nextID: func(ids []int) string { return strconv.Itoa(min(ids[len(ids)-1], 10)) }}, nil, 2,
+			[]string{`cursor: page 2: next_page_cursor carries id "10", not the page's last id "20"`,
+				`cursor: page 2: next_page_cursor (id "10") does not move past the previous one (id "10"); stopping`}},
+		{"a short page before the last", &fakeGateway{pageList: same, cursor: all, mangle: func(after int, ids []int) []int {
+			if after == 20 {
+				return ids[:5]
+			}
+			return ids
+		}}, nil, 1, []string{"cursor: page 3 has 5 records and a next_page_cursor; a page before the last must have 10"}},
+		{"an error answer", &fakeGateway{status: http.StatusNotFound}, nil, 2,
+			[]string{"request: _page walk, _page 1: GET http://", "404 Not Found: no such list", "note: the cursor walk served nothing to compare"}},
+		{"a body without records", &fakeGateway{pageList: same, cursor: all}, func(c *verifyConfig) { c.recordsPath = "data" }, 2,
+			[]string{"request: cursor walk, page 1:", `records_path "data"`, "check --records-path and --id-field"}},
+		{"a walk longer than max pages", &fakeGateway{pageList: same, cursor: without(all, 7, 80)}, func(c *verifyConfig) { c.maxPages = 3 }, 4,
+			[]string{"incomplete: _page walk did not end within --max-pages 3 pages", "incomplete: the cursor walk did not end within --max-pages 3 pages",
+				"incomplete: _page recheck did not end", `gap: id "7"`}},
+		{"a key in the endpoint's query is not printed", &fakeGateway{status: http.StatusUnauthorized}, func(c *verifyConfig) { c.endpoint = "/calls?apikey=s3cret" }, 2,
+			[]string{"/calls?apikey=REDACTED"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			problems, out := runFake(t, tc.f, tc.edit)
+			assert.Equal(t, tc.problems, problems, out)
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			assert.NotContains(t, out, "s3cret")
+		})
+	}
+}
+
+func TestVerifyBoundsItsReport(t *testing.T) {
+	all := ids1to(200)
+	f := &fakeGateway{pageList: func(int) []int { return all }, cursor: all, mangle: func(after int, ids []int) []int {
+		slices.Reverse(ids) // 9 order errors a page
+		return ids
+	}, nextID: func(ids []int) string { return strconv.Itoa(slices.Max(ids)) }}
+	problems, out := runFake(t, f, nil)
+	assert.Greater(t, problems, verifyMaxShown)
+	assert.Equal(t, verifyMaxShown, bytes.Count([]byte(out), []byte("\norder: cursor page")))
+	assert.Contains(t, out, "order: more of these follow; only the first 20 are shown")
+	assert.Contains(t, out, "FAIL: "+strconv.Itoa(problems)+" problems (")
+}
+
+func TestVerifyProgress(t *testing.T) {
+	all := ids1to(35)
+	var progress bytes.Buffer
+	_, out := runFake(t, &fakeGateway{pageList: func(int) []int { return all }, cursor: all}, func(c *verifyConfig) {
+		c.progress = &progress
+		c.every = 0 // a line after every page
+	})
+	assert.Contains(t, out, "OK")
+	assert.Equal(t, "verify: _page walk: 1 pages, 10 records, at id \"10\"\n"+
+		"verify: _page walk: 2 pages, 20 records, at id \"20\"\n"+
+		"verify: _page walk: 3 pages, 30 records, at id \"30\"\n"+
+		"verify: _page walk: 4 pages, 35 records, at id \"35\"\n"+
+		"verify: cursor walk: 1 pages, 10 records, at id \"10\"\n"+
+		"verify: cursor walk: 2 pages, 20 records, at id \"20\"\n"+
+		"verify: cursor walk: 3 pages, 30 records, at id \"30\"\n"+
+		"verify: cursor walk: 4 pages, 35 records, at id \"35\"\n", progress.String())
+
+	progress.Reset()
+	_, _ = runFake(t, &fakeGateway{pageList: func(int) []int { return all }, cursor: all}, func(c *verifyConfig) {
+		c.progress = &progress
+		c.every = time.Hour
+	})
+	assert.Empty(t, progress.String(), "a short walk prints no progress")
+}
+
+func TestVerifyRefusesABadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*verifyConfig)
+		want string
+	}{
+		{func(c *verifyConfig) { c.baseURL = "127.0.0.1:8080" }, "--url"},
+		{func(c *verifyConfig) { c.baseURL = "ftp://x" }, "--url"},
+		{func(c *verifyConfig) { c.endpoint = "calls" }, "--endpoint"},
+		{func(c *verifyConfig) { c.endpoint = "http://x/calls" }, "--endpoint"},
+		{func(c *verifyConfig) { c.perPage = 0 }, "--per-page"},
+		{func(c *verifyConfig) { c.maxPages = 0 }, "--max-pages"},
+		{func(c *verifyConfig) { c.client = http.DefaultClient }, "timeout"},
+	} {
+		cfg := testVerifyConfig("http://127.0.0.1:1")
+		tc.edit(&cfg)
+		_, err := verify(t.Context(), cfg, new(bytes.Buffer))
+		assert.ErrorContains(t, err, tc.want)
+	}
+}
