@@ -68,21 +68,29 @@ func BenchmarkCursorCost(b *testing.B) {
 }
 
 // BenchmarkRandomColdCursors reports the average calls of hand-built
-// cursors at random places of evenly spread numeric ids, with one shared
-// index, as clients jumping around a list would see.
+// cursors at random places of evenly spread numeric ids: each from a cold
+// start (a fresh index, end unknown), and with one index shared by all of
+// them, as clients jumping around a list would see.
 func BenchmarkRandomColdCursors(b *testing.B) {
 	const n, size = 100000, 10
 	l := newMemList(evenIDs(n))
-	e := newEngine(1000, 100000)
-	r := rand.New(rand.NewPCG(1, 1))
-	calls := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		pg, err := e.Page(context.Background(), l, Request{List: "l", After: strconv.FormatInt(1+r.Int64N(n*10), 10), Size: size})
-		if err != nil {
-			b.Fatal(err)
-		}
-		calls += pg.Calls
+	for _, shared := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sharedIndex=%v", shared), func(b *testing.B) {
+			e := newEngine(1000, 100000)
+			r := rand.New(rand.NewPCG(1, 1))
+			calls := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if !shared {
+					e = newEngine(1000, 100000)
+				}
+				pg, err := e.Page(context.Background(), l, Request{List: "l", After: strconv.FormatInt(1+r.Int64N(n*10), 10), Size: size})
+				if err != nil {
+					b.Fatal(err)
+				}
+				calls += pg.Calls
+			}
+			b.ReportMetric(float64(calls)/float64(b.N), "calls/page")
+		})
 	}
-	b.ReportMetric(float64(calls)/float64(b.N), "calls/page")
 }

@@ -20,12 +20,21 @@ type search struct {
 	backoff  int  // distance below hi to retry when lo proved stale
 	interp   bool // whether the next probe may interpolate
 	lastSpan int  // hi - lo before an interpolated probe; 0 after other probes
+
+	// While the end is unknown, numeric ids let the gallop leap to where
+	// the density of ids seen so far puts the cursor: base is the
+	// lowest-offset record seen, the other end of that density.
+	baseOff      int
+	baseID       string // "" until a record is seen
+	extrap       bool   // whether the gallop may still extrapolate
+	extrapolated bool   // the window last planned was an extrapolated leap
 }
 
 func newSearch(order Order, cursor string, h hint) *search {
-	s := &search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true}
+	s := &search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true}
 	if h.hasLo {
 		s.lo, s.loID = h.lo.off, h.lo.id
+		s.baseOff, s.baseID = h.lo.off, h.lo.id
 	}
 	if h.hasHi && h.hi.off > s.lo {
 		s.hi, s.hiID = h.hi.off, h.hi.id
@@ -56,6 +65,7 @@ func (s *search) window(need, maxSize int) Window {
 	probe := 2*need + 1
 	lo, hi := s.lo, s.upper()
 	s.lastSpan = 0
+	s.extrapolated = false
 	switch {
 	case lo >= 0 && (s.exact() || hi == lo+1):
 		// The boundary is right after lo: fetch it and the page in one call.
@@ -66,6 +76,12 @@ func (s *search) window(need, maxSize int) Window {
 			return PlanWindow(0, probe, maxSize)
 		}
 		from := lo + s.step
+		if g, ok := s.extrapolate(); ok && g-need/2-1 > from {
+			// Never short of the doubling, so a poor guess costs no
+			// more than the gallop it replaces.
+			from = g - need/2 - 1
+			s.extrapolated = true
+		}
 		return PlanWindow(from, from+probe, maxSize)
 	case hi+need-max(lo, 0) <= probe:
 		// One call covers every place the boundary can be, with its page.
@@ -101,13 +117,47 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 	return lo + 1 + int(frac*float64(hi-lo-1)), true
 }
 
+// maxLeap bounds the offset an extrapolated leap may probe: past it a
+// guess says more about an odd cursor id than about the list, and a
+// backend should not be asked for absurd offsets.
+const maxLeap = 1 << 31
+
+// extrapolate guesses the boundary while the list's end is unknown, from
+// the density of the ids between base and lo: on evenly spread ids a cold
+// cursor then costs a call or two instead of a gallop and a bisection.
+func (s *search) extrapolate() (int, bool) {
+	if !s.extrap || s.loID == "" || s.baseID == "" || s.lo <= s.baseOff {
+		return 0, false
+	}
+	b, ok1 := s.order.value(s.baseID)
+	l, ok2 := s.order.value(s.loID)
+	x, ok3 := s.order.value(s.cursor)
+	if !ok1 || !ok2 || !ok3 || l <= b || x <= l {
+		return 0, false
+	}
+	g := float64(s.lo) + (x-l)*float64(s.lo-s.baseOff)/(l-b)
+	if g > maxLeap {
+		return maxLeap, true
+	}
+	return int(g), true
+}
+
 // observe narrows the bracket with an answer that did not settle the
 // boundary: ids, at offsets from start, are all at or below the cursor
 // (below == len(ids)), or all above it (below == 0), or there are none.
 // It reports whether the answer contradicted a bound, that is, whether a
 // hint or an earlier answer had gone stale.
 func (s *search) observe(start int, ids []string, below int, short bool) (stale bool) {
+	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
+		s.baseOff, s.baseID = start, ids[0]
+	}
 	switch {
+	case len(ids) == 0 && s.extrapolated:
+		// A leap past the end bounds the list only loosely, and a loose
+		// end would make the bisection after it long: forget it, stop
+		// leaping, and gallop on.
+		s.extrap = false
+		return false
 	case len(ids) == 0:
 		// Past the end: the list has at most start records.
 		if s.end < 0 || start < s.end {
