@@ -165,7 +165,7 @@ seconds; the report to stdout. Exits 1 when any problem was found.`,
 				return err
 			}
 			if problems > 0 {
-				return fmt.Errorf("verify found %d problems", problems)
+				return fmt.Errorf("verify found %s", count(problems, "problem"))
 			}
 			return nil
 		},

@@ -209,7 +209,7 @@ func (v *verifier) walkPages(ctx context.Context, w *walk) {
 				v.problem("order", "%s, _page %d: id %q follows %q; a page must be in increasing id order", name, w.pages, id, ids[i-1])
 			}
 			_, seen := w.page[id]
-			if seen || prev != "" && v.cfg.order.Compare(id, prev) < 0 {
+			if seen || i == 0 && prev != "" && v.cfg.order.Compare(id, prev) < 0 {
 				w.churn++ // offsets shifted between two pages
 			}
 			if !seen {

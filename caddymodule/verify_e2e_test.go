@@ -1,0 +1,172 @@
+package caddymodule_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// TestVerifyCommandAgainstTheGateway runs `caddy helpdesk verify` against
+// a real Caddy with the gateway in front of the reference backend.
+func TestVerifyCommandAgainstTheGateway(t *testing.T) {
+	t.Run("bare array", func(t *testing.T) {
+		c, b, _ := startGateway(t, legacy.Config{Seed: 5, Records: 1000}, "max_per_page 100")
+		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "37")
+		require.NoError(t, err, stdout+stderr)
+		n := len(b.IDs("calls"))
+		pages := n/37 + 1
+		assert.Contains(t, stdout, fmt.Sprintf("_page walk: %d records in %d pages\ncursor walk: %d records in %d pages\nOK", n, pages, n, pages))
+		assert.NotContains(t, stdout, "note:", "nothing changed during the walk")
+	})
+	t.Run("envelope, base path, another list", func(t *testing.T) {
+		c, b, _ := startGateway(t, legacy.Config{Seed: 6, Records: 300, Envelope: "data", BasePath: "/api/v3"},
+			"base_path /api/v3\n\t\trecords_path data")
+		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL+"/", "--endpoint", "/api/v3/tickets/history",
+			"--per-page", "40", "--records-path", "data")
+		require.NoError(t, err, stdout+stderr)
+		n := len(b.IDs("tickets/history"))
+		assert.Contains(t, stdout, fmt.Sprintf("cursor walk: %d records in %d pages\nOK", n, n/40+1))
+	})
+	t.Run("a gateway refused as too strict fails", func(t *testing.T) {
+		c, _, _ := startGateway(t, legacy.Config{Seed: 5, Records: 100}, "max_per_page 20")
+		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "37")
+		require.Error(t, err)
+		assert.Contains(t, stdout, "400 Bad Request: ")
+		assert.Contains(t, stdout, "FAIL: 2 problems (2 request)")
+		assert.Contains(t, stderr, "verify found 2 problems")
+	})
+}
+
+// TestVerifyCommandFindsNoGatewayInFront is verify against a Caddy that
+// proxies straight to the backend: the backend ignores _cursor and lists
+// newest first, and verify must say so.
+func TestVerifyCommandFindsNoGatewayInFront(t *testing.T) {
+	_, srv := harness.Backend(t, legacy.Config{Seed: 7, Records: 120})
+	c := harness.Start(t, "http://:0 {\n\treverse_proxy {backend}\n}\n", srv.URL)
+	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "25")
+	require.Error(t, err)
+	assert.Contains(t, stdout, "cursor walk: 25 records in 1 page\n")
+	assert.Contains(t, stdout, "a page must be in increasing id order")
+	assert.Contains(t, stdout, "gap: ")
+	assert.Contains(t, stderr, "verify found")
+}
+
+// TestVerifyCommandUnderChurn runs verify while records are inserted and
+// deleted between backend calls: the gateway keeps its guarantee, so
+// verify passes, while the _page walks show the churn.
+func TestVerifyCommandUnderChurn(t *testing.T) {
+	b := legacy.New(legacy.Config{Seed: 8, Records: 600})
+	ch := &churner{b: b, r: rand.New(rand.NewPCG(8, 8)), used: map[int64]bool{}}
+	for _, id := range b.IDs("calls") {
+		ch.used[id] = true
+	}
+	srv := httptest.NewServer(ch)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "max_per_page 100"), srv.URL)
+
+	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "20")
+	require.NoError(t, err, stdout+stderr)
+	assert.Contains(t, stdout, "OK: no duplicates, gaps or order errors")
+	assert.Contains(t, stdout, "note: the _page walk met", "the walks met the churn")
+	assert.Contains(t, stdout, "of them gone by the recheck", "deleted records were rechecked")
+	assert.Greater(t, ch.mutations(), 60)
+}
+
+// churner deletes a record and inserts one under an id never used before
+// ahead of every backend call on /calls, so verify's assumption that ids
+// are not reused holds.
+type churner struct {
+	b    *legacy.Backend
+	mu   sync.Mutex
+	r    *rand.Rand
+	used map[int64]bool
+	n    int
+}
+
+func (c *churner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/calls" {
+		c.mu.Lock()
+		ids := c.b.IDs("calls")
+		c.b.Delete("calls", ids[c.r.IntN(len(ids))])
+		for {
+			id := 1 + c.r.Int64N(ids[len(ids)-1]+20)
+			if !c.used[id] {
+				c.used[id] = true
+				_ = c.b.Insert("calls", id)
+				break
+			}
+		}
+		c.n += 2
+		c.mu.Unlock()
+	}
+	c.b.ServeHTTP(w, r)
+}
+
+func (c *churner) mutations() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// TestVerifyCommandFailsOnABrokenGateway runs verify against a fake
+// gateway on loopback that serves one record twice, then one that serves
+// ids out of order: the command must exit non-zero.
+func TestVerifyCommandFailsOnABrokenGateway(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(ids []int) []int // applied to the cursor page after id 20
+		want  string
+	}{
+		{"a duplicate", func(ids []int) []int { return append([]int{20}, ids[:len(ids)-1]...) }, `duplicate: id "20" served twice by the cursor walk, on pages 2 and 3`},
+		{"out of order", func(ids []int) []int { ids[0], ids[1] = ids[1], ids[0]; return ids }, `order: cursor page 3: id "21" follows "22"; ids must strictly increase`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				after := 0
+				if c := q.Get("_cursor"); c != "" {
+					id, err := translate.DecodeCursor(c)
+					require.NoError(t, err)
+					after, _ = strconv.Atoi(id)
+				} else if p, _ := strconv.Atoi(q.Get("_page")); p > 1 {
+					after = (p - 1) * 10
+				}
+				var ids []int
+				for id := after + 1; id <= min(after+10, 45); id++ {
+					ids = append(ids, id)
+				}
+				if q.Has("_cursor") && after == 20 {
+					ids = tc.fault(ids)
+				}
+				if after+10 < 45 {
+					w.Header().Set("next_page_cursor", translate.EncodeCursor(strconv.Itoa(ids[len(ids)-1])))
+				}
+				recs := make([]map[string]int, len(ids))
+				for i, id := range ids {
+					recs[i] = map[string]int{"id": id}
+				}
+				_ = json.NewEncoder(w).Encode(recs)
+			}))
+			t.Cleanup(srv.Close)
+			require.True(t, strings.HasPrefix(srv.URL, "http://127.0.0.1:"))
+			stdout, stderr, err := runHelpdesk(t, "verify", "--url", srv.URL, "--endpoint", "/calls", "--per-page", "10")
+			require.Error(t, err)
+			assert.Contains(t, stdout, tc.want)
+			assert.Contains(t, stdout, "FAIL: 1 problem")
+			assert.Contains(t, stderr, "verify found 1 problem")
+		})
+	}
+}
