@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -30,9 +31,121 @@ func (e *BodyError) Error() string { return "unusable backend answer: " + e.Reas
 // idField. raw must not change while the Body is in use: the ids and
 // records point into it.
 func ParseBody(raw []byte, recordsPath, idField string) (*Body, error) {
-	if len(raw) == 0 || !gjson.ValidBytes(raw) {
-		return nil, &BodyError{"the body is not JSON"}
+	b := new(Body)
+	if err := b.Parse(raw, recordsPath, idField); err != nil {
+		return nil, err
 	}
+	return b, nil
+}
+
+// Parse is ParseBody into b, reusing the room of b's slices: a caller that
+// parses many answers may keep Bodies for reuse. On error b holds nothing
+// of use.
+//
+// The body is checked, its array found and each record and id sliced out
+// in one pass, when the array is the body or at a plain key of it and the
+// id is at a plain key of each record, as is usual; other gjson paths cost
+// a pass more.
+func (b *Body) Parse(raw []byte, recordsPath, idField string) error {
+	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0]}
+	s := &scanner{data: raw}
+	i := s.space(0)
+	var err error
+	switch {
+	case recordsPath == "" && i < len(raw) && raw[i] == '[':
+		b.arrayStart = i
+		i, err = b.records(s, i, idField)
+		b.arrayEnd = i
+	case simpleKey(recordsPath) && i < len(raw) && raw[i] == '{':
+		i, err = b.envelope(s, i, recordsPath, idField)
+	default:
+		return b.parseByPath(s, recordsPath, idField)
+	}
+	if err == nil && s.space(i) != len(raw) {
+		err = errNotJSON
+	}
+	if err != nil {
+		// An answer that is not JSON says so first, wherever the scan
+		// stopped; only then what is wrong with its records.
+		if err != errNotJSON {
+			if full := (&scanner{data: raw}); !full.valid() {
+				s = full
+				err = errNotJSON
+			}
+		}
+		if err == errNotJSON && s.deep {
+			return &BodyError{fmt.Sprintf("the body nests deeper than %d levels", maxDepth)}
+		}
+		b.IDs, b.Records = b.IDs[:0], b.Records[:0]
+		return err
+	}
+	return nil
+}
+
+var errNotJSON = &BodyError{"the body is not JSON"}
+
+// envelope scans the object at i, whose member named key holds the
+// records. gjson takes the first member of that name, and so does this.
+func (b *Body) envelope(s *scanner, i int, key, idField string) (int, error) {
+	found := false
+	if !s.enter() {
+		return i, errNotJSON
+	}
+	i = s.space(i + 1)
+	if i < len(s.data) && s.data[i] == '}' {
+		return i + 1, notAnArray(key)
+	}
+	for {
+		keyAt := i
+		var escaped, ok, end bool
+		if i, escaped, ok = s.member(i); !ok {
+			return i, errNotJSON
+		}
+		if !found && keyIs(s.data, keyAt, escaped, key) {
+			found = true
+			if i >= len(s.data) || s.data[i] != '[' {
+				return i, notAnArray(key)
+			}
+			b.arrayStart = i
+			var err error
+			if i, err = b.records(s, i, idField); err != nil {
+				return i, err
+			}
+			b.arrayEnd = i
+		} else if i, ok = s.value(i); !ok {
+			return i, errNotJSON
+		}
+		if i, end, ok = s.next(i, '}'); !ok {
+			return i, errNotJSON
+		}
+		if end {
+			if !found {
+				return i, notAnArray(key)
+			}
+			s.depth--
+			return i, nil
+		}
+	}
+}
+
+func notAnArray(recordsPath string) error {
+	where := "the body"
+	if recordsPath != "" {
+		where = fmt.Sprintf("records_path %q", recordsPath)
+	}
+	return &BodyError{where + " is not an array of records"}
+}
+
+// parseByPath serves paths the scanner cannot follow itself: it checks
+// the body, lets gjson find the array, then scans the array.
+func (b *Body) parseByPath(s *scanner, recordsPath, idField string) error {
+	if !s.valid() {
+		if s.deep {
+			return &BodyError{fmt.Sprintf("the body nests deeper than %d levels", maxDepth)}
+		}
+		return errNotJSON
+	}
+	raw := b.raw
 	text := unsafe.String(unsafe.SliceData(raw), len(raw))
 	var arr gjson.Result
 	if recordsPath == "" {
@@ -42,44 +155,153 @@ func ParseBody(raw []byte, recordsPath, idField string) (*Body, error) {
 		arr = gjson.Get(text, recordsPath)
 	}
 	if !arr.IsArray() {
-		where := "the body"
-		if recordsPath != "" {
-			where = fmt.Sprintf("records_path %q", recordsPath)
-		}
-		return nil, &BodyError{where + " is not an array of records"}
+		return notAnArray(recordsPath)
 	}
 	if arr.Index <= 0 && recordsPath != "" || arr.Index+len(arr.Raw) > len(raw) || text[arr.Index:arr.Index+len(arr.Raw)] != arr.Raw {
-		return nil, &BodyError{fmt.Sprintf("records_path %q does not name an array inside the body", recordsPath)}
+		return &BodyError{fmt.Sprintf("records_path %q does not name an array inside the body", recordsPath)}
 	}
-	b := &Body{raw: raw, arrayStart: arr.Index, arrayEnd: arr.Index + len(arr.Raw)}
-	var err error
-	arr.ForEach(func(_, rec gjson.Result) bool {
-		n := len(b.IDs)
-		if !rec.IsObject() {
-			err = &BodyError{fmt.Sprintf("record %d is not an object", n)}
-			return false
+	b.arrayStart, b.arrayEnd = arr.Index, arr.Index+len(arr.Raw)
+	if _, err := b.records(&scanner{data: raw}, arr.Index, idField); err != nil {
+		b.IDs, b.Records = b.IDs[:0], b.Records[:0]
+		if err == errNotJSON {
+			// The body is valid, so gjson found its "array" where none
+			// starts, as it can inside a string.
+			return &BodyError{fmt.Sprintf("records_path %q does not name an array inside the body", recordsPath)}
 		}
-		id := rec.Get(idField)
-		switch id.Type {
-		case gjson.String:
-			b.IDs = append(b.IDs, id.Str)
-		case gjson.Number:
-			b.IDs = append(b.IDs, id.Raw)
-		default:
-			if id.Exists() {
-				err = &BodyError{fmt.Sprintf("record %d has an id at %q that is neither a string nor a number", n, idField)}
-			} else {
-				err = &BodyError{fmt.Sprintf("record %d has no id at %q", n, idField)}
+		return err
+	}
+	return nil
+}
+
+// records scans the array at i, appending each record and its id.
+func (b *Body) records(s *scanner, i int, idField string) (int, error) {
+	if !s.enter() {
+		return i, errNotJSON
+	}
+	i = s.space(i + 1)
+	if i < len(s.data) && s.data[i] == ']' {
+		s.depth--
+		return i + 1, nil
+	}
+	plain := simpleKey(idField)
+	for n := 0; ; n++ {
+		if i >= len(s.data) {
+			return i, errNotJSON
+		}
+		if s.data[i] != '{' {
+			if _, ok := s.value(i); !ok {
+				return i, errNotJSON
 			}
-			return false
+			return i, &BodyError{fmt.Sprintf("record %d is not an object", n)}
 		}
-		b.Records = append(b.Records, raw[rec.Index:rec.Index+len(rec.Raw):rec.Index+len(rec.Raw)])
-		return true
-	})
-	if err != nil {
-		return nil, err
+		start := i
+		var id string
+		var err error
+		if plain {
+			i, id, err = b.record(s, i, n, idField)
+		} else {
+			var ok bool
+			if i, ok = s.object(i); !ok {
+				return i, errNotJSON
+			}
+			id, err = idOf(gjson.Get(unsafe.String(&s.data[start], i-start), idField), n, idField)
+		}
+		if err != nil {
+			return i, err
+		}
+		b.IDs = append(b.IDs, id)
+		b.Records = append(b.Records, s.data[start:i:i])
+		var ok, end bool
+		if i, end, ok = s.next(i, ']'); !ok {
+			return i, errNotJSON
+		}
+		if end {
+			s.depth--
+			return i, nil
+		}
 	}
-	return b, nil
+}
+
+// record scans the record object at i, taking its id from the first
+// member named key.
+func (b *Body) record(s *scanner, i, n int, key string) (int, string, error) {
+	if !s.enter() {
+		return i, "", errNotJSON
+	}
+	var id gjson.Result
+	i = s.space(i + 1)
+	if i < len(s.data) && s.data[i] == '}' {
+		i++
+	} else {
+		for {
+			keyAt := i
+			var escaped, ok, end bool
+			if i, escaped, ok = s.member(i); !ok {
+				return i, "", errNotJSON
+			}
+			at := i
+			if i, ok = s.value(i); !ok {
+				return i, "", errNotJSON
+			}
+			if !id.Exists() && keyIs(s.data, keyAt, escaped, key) {
+				id = rawValue(s.data[at:i])
+			}
+			if i, end, ok = s.next(i, '}'); !ok {
+				return i, "", errNotJSON
+			}
+			if end {
+				break
+			}
+		}
+	}
+	s.depth--
+	text, err := idOf(id, n, key)
+	return i, text, err
+}
+
+// rawValue wraps a scanned value for idOf. A string without escapes and a
+// number point into the body, as gjson's would; only an escaped string is
+// decoded.
+func rawValue(v []byte) gjson.Result {
+	text := unsafe.String(unsafe.SliceData(v), len(v))
+	switch c := v[0]; {
+	case c == '"':
+		if bytes.IndexByte(v[1:len(v)-1], '\\') < 0 {
+			return gjson.Result{Type: gjson.String, Raw: text, Str: text[1 : len(text)-1]}
+		}
+		return gjson.Parse(text)
+	case c == '-' || isDigit(c):
+		return gjson.Result{Type: gjson.Number, Raw: text}
+	case c == 'n':
+		return gjson.Result{Type: gjson.Null, Raw: text}
+	}
+	return gjson.Result{Type: gjson.JSON, Raw: text} // true, false, an object or an array
+}
+
+// idOf reads a record's id as text: a string unquoted, a number as written.
+func idOf(id gjson.Result, n int, idField string) (string, error) {
+	switch id.Type {
+	case gjson.String:
+		return id.Str, nil
+	case gjson.Number:
+		return id.Raw, nil
+	}
+	if id.Exists() {
+		return "", &BodyError{fmt.Sprintf("record %d has an id at %q that is neither a string nor a number", n, idField)}
+	}
+	return "", &BodyError{fmt.Sprintf("record %d has no id at %q", n, idField)}
+}
+
+// keyIs reports whether the key string at data[at:] is key, comparing
+// keys with escapes as gjson does, once decoded.
+func keyIs(data []byte, at int, escaped bool, key string) bool {
+	if !escaped {
+		end := at + 1 + len(key)
+		return end < len(data) && data[end] == '"' && string(data[at+1:end]) == key
+	}
+	s := &scanner{data: data}
+	end, _, _ := s.str(at)
+	return gjson.Parse(unsafe.String(&data[at], end-at)).Str == key
 }
 
 // AppendPage appends to dst the body with its records array replaced by

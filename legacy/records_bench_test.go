@@ -7,7 +7,9 @@ import (
 )
 
 // BenchmarkParseBody slices records and ids out of real reference-backend
-// pages of 10, 100 and 1000 calls, and renders the page back.
+// pages of 10, 100 and 1000 calls, and renders the page back. gjson3pass
+// is the reading the one-pass scanner replaced, for a ratio in one run;
+// reuse parses into one Body again and again, as a pool of Bodies does.
 func BenchmarkParseBody(b *testing.B) {
 	be := New(Config{Seed: 1, Records: 2000})
 	for _, n := range []int{10, 100, 1000} {
@@ -19,6 +21,25 @@ func BenchmarkParseBody(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := ParseBody(body, "", "id"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("gjson3pass/records=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parseBodyGjson(body, "", "id"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("reuse/records=%d", n), func(b *testing.B) {
+			var p Body
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Parse(body, "", "id"); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,0 +1,276 @@
+package legacy
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// A validating JSON scanner, so that a backend answer is checked, its
+// records array found, and each record and id sliced out in one pass over
+// its bytes instead of three (gjson.Valid, then ForEach, then Get on each
+// record). It accepts exactly what gjson.Valid accepts (RFC 8259 syntax;
+// strings are not checked for UTF-8), except values nested deeper than
+// maxDepth, which it refuses rather than recurse without bound.
+
+// maxDepth bounds the nesting of arrays and objects in an answer.
+const maxDepth = 1000
+
+// scanner walks data. Every method takes the index of the first byte of
+// what it scans and returns the index just past it, or ok false.
+type scanner struct {
+	data  []byte
+	depth int
+	deep  bool // the scan failed because of maxDepth, not syntax
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// space skips white space.
+func (s *scanner) space(i int) int {
+	for i < len(s.data) && isSpace(s.data[i]) {
+		i++
+	}
+	return i
+}
+
+// valid reports whether all of data is one JSON value.
+func (s *scanner) valid() bool {
+	i, ok := s.value(s.space(0))
+	return ok && s.space(i) == len(s.data)
+}
+
+// value scans any JSON value.
+func (s *scanner) value(i int) (int, bool) {
+	if i >= len(s.data) {
+		return i, false
+	}
+	switch c := s.data[i]; c {
+	case '{':
+		return s.object(i)
+	case '[':
+		return s.array(i)
+	case '"':
+		end, _, ok := s.str(i)
+		return end, ok
+	case 't':
+		return s.literal(i, "true")
+	case 'f':
+		return s.literal(i, "false")
+	case 'n':
+		return s.literal(i, "null")
+	default:
+		if c == '-' || c >= '0' && c <= '9' {
+			return s.number(i)
+		}
+	}
+	return i, false
+}
+
+// enter counts one more level of nesting and reports whether it is
+// allowed; whoever enters takes the level off again when done. A failed
+// scan is abandoned, so it need not.
+func (s *scanner) enter() bool {
+	s.depth++
+	if s.depth > maxDepth {
+		s.deep = true
+		return false
+	}
+	return true
+}
+
+func (s *scanner) object(i int) (int, bool) {
+	if !s.enter() {
+		return i, false
+	}
+	i = s.space(i + 1)
+	if i < len(s.data) && s.data[i] == '}' {
+		s.depth--
+		return i + 1, true
+	}
+	for {
+		var ok, end bool
+		if i, _, ok = s.member(i); !ok {
+			return i, false
+		}
+		if i, ok = s.value(i); !ok {
+			return i, false
+		}
+		if i, end, ok = s.next(i, '}'); !ok || end {
+			s.depth--
+			return i, ok
+		}
+	}
+}
+
+// member scans a member's key and colon and returns the index of its
+// value and whether the key has escapes.
+func (s *scanner) member(i int) (int, bool, bool) {
+	if i >= len(s.data) || s.data[i] != '"' {
+		return i, false, false
+	}
+	i, escaped, ok := s.str(i)
+	if !ok {
+		return i, false, false
+	}
+	i = s.space(i)
+	if i >= len(s.data) || s.data[i] != ':' {
+		return i, false, false
+	}
+	return s.space(i + 1), escaped, true
+}
+
+// next scans what follows a member or element: a comma and the start of
+// the next one (end false), or the closing byte (end true).
+func (s *scanner) next(i int, closing byte) (int, bool, bool) {
+	i = s.space(i)
+	if i >= len(s.data) {
+		return i, false, false
+	}
+	switch s.data[i] {
+	case ',':
+		return s.space(i + 1), false, true
+	case closing:
+		return i + 1, true, true
+	}
+	return i, false, false
+}
+
+func (s *scanner) array(i int) (int, bool) {
+	if !s.enter() {
+		return i, false
+	}
+	i = s.space(i + 1)
+	if i < len(s.data) && s.data[i] == ']' {
+		s.depth--
+		return i + 1, true
+	}
+	for {
+		var ok, end bool
+		if i, ok = s.value(i); !ok {
+			return i, false
+		}
+		if i, end, ok = s.next(i, ']'); !ok || end {
+			s.depth--
+			return i, ok
+		}
+	}
+}
+
+// str scans a string and reports whether it has escapes. Most of an
+// answer is strings, so it steps over eight plain bytes at a time.
+func (s *scanner) str(i int) (int, bool, bool) {
+	d := s.data
+	escaped := false
+	for i++; ; {
+		for i+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(d[i:])
+			if m := special(x); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(d) {
+			return i, false, false
+		}
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, escaped, true
+		case c < ' ':
+			return i, false, false
+		case c == '\\':
+			escaped = true
+			i++
+			if i == len(d) {
+				return i, false, false
+			}
+			switch d[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(d) || !isHex(d[i+1]) || !isHex(d[i+2]) || !isHex(d[i+3]) || !isHex(d[i+4]) {
+					return i, false, false
+				}
+				i += 4
+			default:
+				return i, false, false
+			}
+		}
+		i++
+	}
+}
+
+// special flags the high bit of each byte of x that is a quote, a
+// backslash or a control character. Above the lowest flagged byte a flag
+// may be false, never below it, so the lowest is the first such byte.
+func special(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (x-ones*' ')&^x) & highs
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number(i int) (int, bool) {
+	d := s.data
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && isDigit(d[i]):
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || !isDigit(d[i]) {
+			return i, false
+		}
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || !isDigit(d[i]) {
+			return i, false
+		}
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	}
+	return i, true
+}
+
+func (s *scanner) literal(i int, word string) (int, bool) {
+	if len(s.data)-i >= len(word) && string(s.data[i:i+len(word)]) == word {
+		return i + len(word), true
+	}
+	return i, false
+}
+
+// simpleKey reports whether a gjson path is one plain object key, which
+// the scanner can match itself: gjson gives such a path no other meaning.
+func simpleKey(path string) bool {
+	if path == "" {
+		return false
+	}
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
