@@ -92,3 +92,52 @@ func TestOneDebugLinePerCursorRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningForRelocations deletes records before a position the index
+// has learned, so that the next cursor request finds its hint stale: it
+// logs one warning with the count, and the debug line agrees.
+func TestWarningForRelocations(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	g := new(Gateway)
+	require.NoError(t, g.Provision(ctx))
+	core, logs := observer.New(zapcore.DebugLevel)
+	g.logger = zap.New(core)
+	b := legacy.New(legacy.Config{Seed: 1, Records: 300})
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		b.ServeHTTP(w, r)
+		return nil
+	})
+	ids := b.IDs("calls")
+	cursor := strconv.FormatInt(ids[199], 10)
+	page := func() {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=10&apikey=s3cret&_cursor="+translateCursor(cursor), nil)
+		require.NoError(t, g.ServeHTTP(w, r, next))
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	}
+	page()
+	require.Empty(t, logs.FilterLevelExact(zapcore.WarnLevel).All(), "a cold index has nothing stale")
+	for _, id := range ids[10:70] {
+		require.True(t, b.Delete("calls", id))
+	}
+	page()
+
+	warnings := logs.FilterMessage("relocated a stale position").All()
+	require.Len(t, warnings, 1)
+	w := warnings[0]
+	assert.Equal(t, zapcore.WarnLevel, w.Level)
+	assert.Equal(t, "/calls", w.ContextMap()["endpoint"])
+	assert.Equal(t, cursor, w.ContextMap()["cursor_id"])
+	relocations, ok := w.ContextMap()["relocations"].(int64)
+	require.True(t, ok)
+	assert.Positive(t, relocations)
+	debug := logs.FilterMessage("cursor page").All()
+	require.Len(t, debug, 2)
+	assert.Equal(t, relocations, debug[1].ContextMap()["relocations"])
+	for _, e := range logs.All() {
+		for _, v := range e.ContextMap() {
+			assert.NotContains(t, toString(v), "s3cret")
+		}
+	}
+}

@@ -86,3 +86,33 @@ func metricValue(text, metric string) (float64, bool) {
 	v, err := strconv.ParseFloat(m[1], 64)
 	return v, err == nil
 }
+
+// TestRelocationMetricAtTheAdminEndpoint makes the position index stale
+// by deleting records before a learned position, then reads the
+// relocation count from a running Caddy.
+func TestRelocationMetricAtTheAdminEndpoint(t *testing.T) {
+	b := legacy.New(legacy.Config{Seed: 1, Records: 300})
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+	const metric = `helpdesk_gateway_position_index_total{endpoint="/calls",event="relocation"}`
+	read := func() float64 {
+		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		v, _ := metricValue(string(body), metric)
+		return v
+	}
+	ids := strIDs(b.IDs("calls"))
+	page := "/calls?_perPage=10&_cursor=" + cursorFor(ids[199])
+	require.Equal(t, http.StatusOK, get(t, c.URL+page).status)
+	before := read()
+	for _, id := range b.IDs("calls")[10:70] {
+		require.True(t, b.Delete("calls", id))
+	}
+	a := get(t, c.URL+page)
+	require.Equal(t, http.StatusOK, a.status)
+	assert.Equal(t, ids[200:210], a.ids(t), "the page is right after the relocation")
+	assert.Positive(t, read()-before)
+}
