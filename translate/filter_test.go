@@ -104,6 +104,49 @@ func TestFilterEveryParameterAndOperator(t *testing.T) {
 	}
 }
 
+// filterInvalidValue returns a value that param refuses with op.
+func filterInvalidValue(param, op string) string {
+	switch op {
+	case "IN", "NI", "CY":
+		return "a1,,b2"
+	case "IE", "INE":
+		return "x"
+	case "D>", "D<", "D>=", "D<=":
+		return "2023-02-29 10:00:00"
+	case "DP":
+		return "Last Week"
+	case "L", "NL":
+		return ""
+	}
+	switch param {
+	case "subject":
+		return ""
+	case "field_color":
+		return `a\u0007b` // a control character, escaped in the JSON
+	}
+	return "a b"
+}
+
+// TestFilterEveryOperatorRefusesBadValues: for every parameter and each of
+// its operators, a value of the wrong shape is refused as a value error
+// that names the filter and the parameter.
+func TestFilterEveryOperatorRefusesBadValues(t *testing.T) {
+	v := NewFilterValidator(FilterConfig{})
+	for param, ops := range specFilterOps {
+		for _, op := range strings.Fields(ops) {
+			t.Run(param+" "+op, func(t *testing.T) {
+				value := filterInvalidValue(param, op)
+				raw := fmt.Sprintf(`[["status","IN","open"],[%q,%q,"%s"]]`, param, op, value)
+				_, err := v.Parse(raw)
+				fe := requireFilterError(t, err, "value", 2, param)
+				if !strings.Contains(fe.Message, "control character") { // refused whatever the operator
+					assert.Contains(t, fe.Message, op+" takes", "the message names what the operator takes")
+				}
+			})
+		}
+	}
+}
+
 // filterJSONQuote quotes s as a JSON string.
 func filterJSONQuote(s string) string {
 	b, err := json.Marshal(s)
