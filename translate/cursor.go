@@ -3,15 +3,23 @@ package translate
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
 
+// MaxIDLength bounds a record id, in bytes, in a cursor and in a backend
+// answer: an id costs memory in the position index and length in every
+// cursor, and an id past it is not what a help desk makes.
+const MaxIDLength = 512
+
 // MaxCursorLength bounds the _cursor value a client may send, in bytes of
-// its base64 text. It leaves room for ids of several hundred bytes.
-const MaxCursorLength = 1024
+// its base64 text. It is the length of the longest cursor EncodeCursor
+// makes, an id of MaxIDLength bytes that all need a six-byte JSON escape,
+// so every next_page_cursor the gateway sends is accepted back.
+const MaxCursorLength = (len(`{"id":""}`) + 6*MaxIDLength + 2) / 3 * 4
 
 // CursorError says why a _cursor value was refused; its text is meant for
 // the client.
@@ -34,7 +42,7 @@ func DecodeCursor(value string) (string, error) {
 		return "", &CursorError{"it is empty"}
 	}
 	if len(value) > MaxCursorLength {
-		return "", &CursorError{"it is longer than 1024 bytes"}
+		return "", &CursorError{fmt.Sprintf("it is longer than %d bytes", MaxCursorLength)}
 	}
 	text := strings.TrimRight(strings.ReplaceAll(value, " ", "+"), "=")
 	enc := base64.RawStdEncoding
@@ -55,11 +63,17 @@ func DecodeCursor(value string) (string, error) {
 	id := doc.Get("id")
 	switch id.Type {
 	case gjson.String:
-		if id.Str == "" {
+		switch {
+		case id.Str == "":
 			return "", &CursorError{"its id is empty"}
+		case len(id.Str) > MaxIDLength:
+			return "", &CursorError{fmt.Sprintf("its id is longer than %d bytes", MaxIDLength)}
 		}
 		return id.Str, nil
 	case gjson.Number:
+		if len(id.Raw) > MaxIDLength {
+			return "", &CursorError{fmt.Sprintf("its id is longer than %d bytes", MaxIDLength)}
+		}
 		if !isWholeNumber(id.Raw) {
 			return "", &CursorError{"its id is a number but not a whole number"}
 		}

@@ -39,6 +39,11 @@ func TestDecodeCursor(t *testing.T) {
 		{name: "fraction", value: std(`{"id":1.5}`), err: "whole number"},
 		{name: "exponent", value: std(`{"id":1e3}`), err: "whole number"},
 		{name: "object id", value: std(`{"id":{"a":1}}`), err: "not a string"},
+		{name: "longest id", value: std(`{"id":"` + strings.Repeat("x", MaxIDLength) + `"}`), id: strings.Repeat("x", MaxIDLength)},
+		{name: "longest number id", value: std(`{"id":` + strings.Repeat("9", MaxIDLength) + `}`), id: strings.Repeat("9", MaxIDLength)},
+		{name: "id too long", value: std(`{"id":"` + strings.Repeat("x", MaxIDLength+1) + `"}`), err: "longer than 512 bytes"},
+		{name: "number id too long", value: std(`{"id":` + strings.Repeat("9", MaxIDLength+1) + `}`), err: "longer than 512 bytes"},
+		{name: "short escapes that re-encode long", value: std(`{"id":"` + strings.Repeat(`\t`, MaxIDLength+1) + `"}`), err: "longer than 512 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id, err := DecodeCursor(tc.value)
@@ -68,6 +73,49 @@ func TestEncodeCursor(t *testing.T) {
 			back, err := DecodeCursor(EncodeCursor(id))
 			require.NoError(t, err)
 			assert.Equal(t, id, back)
+		}
+	}
+}
+
+// TestLongestCursorIsAccepted checks that every cursor the gateway can send
+// is accepted back: the longest id, all of it needing a six-byte escape.
+func TestLongestCursorIsAccepted(t *testing.T) {
+	id := strings.Repeat("\x01", MaxIDLength)
+	require.NoError(t, Lexical.Check(id))
+	enc := EncodeCursor(id)
+	assert.Len(t, enc, MaxCursorLength)
+	back, err := DecodeCursor(enc)
+	require.NoError(t, err)
+	assert.Equal(t, id, back)
+}
+
+func TestOrderCheck(t *testing.T) {
+	for _, tc := range []struct {
+		order Order
+		id    string
+		err   string
+	}{
+		{Numeric, "123", ""},
+		{Numeric, "-7", ""},
+		{Numeric, strings.Repeat("9", MaxIDLength), ""},
+		{Numeric, strings.Repeat("9", MaxIDLength+1), "longer than 512 bytes"},
+		{Numeric, "", "empty"},
+		{Numeric, "12a", "not a whole number"},
+		{Numeric, "1.5", "not a whole number"},
+		{Lexical, "TK-1 \"quoted\" \\ \x00\n", ""},
+		{Lexical, "é✓", ""},
+		{Lexical, strings.Repeat("é", MaxIDLength/2), ""},
+		{Lexical, strings.Repeat("x", MaxIDLength+1), "longer than 512 bytes"},
+		{Lexical, "bad\xffutf8", "not valid UTF-8"},
+		{Lexical, "\xed\xa0\x80", "not valid UTF-8"}, // a surrogate
+	} {
+		err := tc.order.Check(tc.id)
+		if tc.err == "" {
+			assert.NoError(t, err, "%s %q", tc.order, tc.id)
+			continue
+		}
+		if assert.Error(t, err, "%s %q", tc.order, tc.id) {
+			assert.Contains(t, err.Error(), tc.err)
 		}
 	}
 }
@@ -110,6 +158,9 @@ func FuzzDecodeCursor(f *testing.F) {
 		raw, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil || !json.Valid(raw) {
 			t.Fatalf("EncodeCursor(%q) = %q is not base64 of JSON", id, enc)
+		}
+		if len(enc) > MaxCursorLength {
+			t.Fatalf("EncodeCursor(%q) is %d bytes, more than MaxCursorLength", id, len(enc))
 		}
 		back, err := DecodeCursor(enc)
 		if err != nil || back != id {

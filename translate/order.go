@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Order is the order of record ids under the backend's id sort.
@@ -34,13 +35,20 @@ func (o Order) String() string {
 	return "numeric"
 }
 
-// Check reports whether id can be ordered: numeric ids must be whole numbers.
+// Check reports whether id can be ordered and carried in a cursor: numeric
+// ids must be whole numbers, lexical ids valid UTF-8 (a cursor is JSON, so
+// other bytes would not come back as they went), and no id may be longer
+// than MaxIDLength.
 func (o Order) Check(id string) error {
-	if id == "" {
+	switch {
+	case id == "":
 		return errEmptyID
-	}
-	if o == Numeric && !isWholeNumber(id) {
+	case len(id) > MaxIDLength:
+		return fmt.Errorf("id %.40q... is longer than %d bytes", id, MaxIDLength)
+	case o == Numeric && !isWholeNumber(id):
 		return fmt.Errorf("id %.40q is not a whole number", id)
+	case o == Lexical && !utf8.ValidString(id):
+		return fmt.Errorf("id %.40q is not valid UTF-8", id)
 	}
 	return nil
 }
