@@ -81,10 +81,11 @@ type Gateway struct {
 	ChannelTypes []string `json:"channel_types,omitempty"`
 	PeriodCodes  []string `json:"period_codes,omitempty"`
 
-	order     translate.Order
-	endpoints map[string]*endpoint
-	filters   *translate.FilterValidator
-	logger    *zap.Logger
+	order      translate.Order
+	sortParams url.Values // backend_sort, parsed
+	endpoints  map[string]*endpoint
+	filters    *translate.FilterValidator
+	logger     *zap.Logger
 }
 
 // endpoint is one owned path.
@@ -128,6 +129,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		return err
 	}
 	g.order, _ = translate.ParseOrder(g.IDOrder)
+	g.sortParams, _ = url.ParseQuery(g.BackendSort)
 	g.filters = translate.NewFilterValidator(translate.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,

@@ -68,6 +68,22 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 			seen[key] = true
 		}
 		if dst == nil {
+			if want, ok := g.sortParams[key]; ok && key != "_filters" {
+				// One of backend_sort's own parameters: the backend gets
+				// the gateway's value, once.
+				if seen[key] {
+					return q, badQuery("%s is repeated: send it once", key)
+				}
+				seen[key] = true
+				value, err := url.QueryUnescape(rawValue)
+				if err != nil || !strings.EqualFold(value, want[0]) {
+					return q, badQuery("this endpoint pages in ascending %s order: omit %s, or send %s=%s", g.IDField, key, key, want[0])
+				}
+				continue
+			}
+			if name := g.shadowed(key); name != "" {
+				return q, badQuery("the parameter name %.40q could be read as %s by the backend: send %s spelt exactly so, once", rawKey, name, name)
+			}
 			kept = append(kept, pair)
 			continue
 		}
@@ -116,4 +132,53 @@ func wholeNumber(s string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil
+}
+
+// pagingParams are the parameters the gateway reads on a cursor endpoint
+// and, but for _cursor, writes into its own backend queries.
+var pagingParams = []string{"_cursor", "_page", "_perPage", "_sortField", "_sortDir"}
+
+// shadowed returns the gateway parameter (of pagingParams and backend_sort)
+// that key, not itself one of them, could pass for once a backend has
+// read it, or "" when there is none.
+func (g *Gateway) shadowed(key string) string {
+	if name := shadowOf(key, pagingParams); name != "" {
+		return name
+	}
+	for name := range g.sortParams {
+		if shadowOf(key, []string{name}) != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+// shadowOf returns the name among names that key could be read as by a
+// common backend, when key is not exactly that name: after further rounds
+// of percent-decoding, without surrounding spaces, with ' ' and '.' read
+// as '_' and anything from '[' or NUL on dropped (as PHP reads names), and
+// regardless of case (as ASP.NET does). A client could otherwise slip a
+// second _page past the gateway into its own backend query.
+func shadowOf(key string, names []string) string {
+	k := key
+	for range 3 {
+		if !strings.Contains(k, "%") {
+			break
+		}
+		d, err := url.QueryUnescape(k)
+		if err != nil {
+			break
+		}
+		k = d
+	}
+	if i := strings.IndexAny(k, "[\x00"); i >= 0 {
+		k = k[:i]
+	}
+	k = strings.NewReplacer(" ", "_", ".", "_").Replace(strings.TrimSpace(k))
+	for _, name := range names {
+		if key != name && strings.EqualFold(k, name) {
+			return name
+		}
+	}
+	return ""
 }

@@ -41,6 +41,21 @@ func TestParsePageQuery(t *testing.T) {
 		{raw: "a=1;b=2", wantErr: "';'"},
 		{raw: "_cursor=", wantErr: "_cursor is empty"},
 		{raw: "x=" + strings.Repeat("a", 600), wantErr: "longer than 512 bytes"},
+		// names a backend may read as the gateway's own parameters
+		{raw: "_PAGE=2", wantErr: `"_PAGE" could be read as _page`},
+		{raw: "_perpage=2", wantErr: "could be read as _perPage"},
+		{raw: ".page=2", wantErr: "could be read as _page"},
+		{raw: "+%2Epage=2", wantErr: "could be read as _page"},
+		{raw: "++_page=2", wantErr: "could be read as _page"},
+		{raw: "_page[]=2", wantErr: "could be read as _page"},
+		{raw: "_page%5B0%5D=2", wantErr: "could be read as _page"},
+		{raw: "_page%00=2", wantErr: "could be read as _page"},
+		{raw: "%255Fpage=2", wantErr: "could be read as _page"},
+		{raw: "%25255FperPage=2", wantErr: "could be read as _perPage"},
+		{raw: ".sortField=date", wantErr: "could be read as _sortField"},
+		{raw: "_Cursor=abc", wantErr: "could be read as _cursor"},
+		// near names that no backend reads as ours pass
+		{raw: "page=2&per_page=3&_pages=1&x_page=1&_page_size=5&+page=1&_sort.field=x", want: pageQuery{perPage: 10, forward: "page=2&per_page=3&_pages=1&x_page=1&_page_size=5&+page=1&_sort.field=x"}},
 	} {
 		t.Run(tc.raw, func(t *testing.T) {
 			got, err := g.parsePageQuery(tc.raw)
@@ -54,6 +69,48 @@ func TestParsePageQuery(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+func TestParsePageQueryCustomSort(t *testing.T) {
+	g := testGateway()
+	g.sortParams = url.Values{"sort": {"id"}, "order": {"asc"}}
+	for _, tc := range []struct{ raw, forward, wantErr string }{
+		{raw: "sort=id&order=ASC&x=1", forward: "x=1"},
+		{raw: "sort=date", wantErr: "omit sort, or send sort=id"},
+		{raw: "order=desc", wantErr: "omit order, or send order=asc"},
+		{raw: "sort=id&sort=id", wantErr: "sort is repeated"},
+		{raw: "Sort=date", wantErr: "could be read as sort"},
+		{raw: "order[]=desc", wantErr: "could be read as order"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			q, err := g.parsePageQuery(tc.raw)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.forward, q.forward)
+		})
+	}
+}
+
+// backendName is how a lenient backend could read a parameter name: decoded
+// as often as it nests, trimmed, ' ' and '.' as '_', cut at '[' or NUL,
+// lower case. It is written apart from shadowOf on purpose.
+func backendName(k string) string {
+	for range 4 {
+		d, err := url.QueryUnescape(k)
+		if err != nil || d == k {
+			break
+		}
+		k = d
+	}
+	k, _, _ = strings.Cut(k, "[")
+	k, _, _ = strings.Cut(k, "\x00")
+	k = strings.TrimSpace(k)
+	k = strings.ReplaceAll(strings.ReplaceAll(k, " ", "_"), ".", "_")
+	return strings.ToLower(k)
 }
 
 // FuzzParsePageQuery checks that whatever a client sends, nothing the
@@ -84,6 +141,10 @@ func FuzzParsePageQuery(f *testing.F) {
 			switch key {
 			case "_cursor", "_page", "_perPage", "_sortField", "_sortDir":
 				t.Fatalf("forwarded %q from %q", key, raw)
+			}
+			switch backendName(k) {
+			case "_cursor", "_page", "_perpage", "_sortfield", "_sortdir":
+				t.Fatalf("forwarded %q, which a backend may read as %q, from %q", k, backendName(k), raw)
 			}
 		}
 	})

@@ -46,6 +46,11 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	if err != nil {
 		return reject("query", "the query is not valid: "+err.Error())
 	}
+	for key := range values {
+		if shadowOf(key, []string{"_filters"}) != "" {
+			return reject("query", fmt.Sprintf("the parameter name %.40q could be read as _filters by the backend: send _filters spelt exactly so, once", key))
+		}
+	}
 	raw, ok := values["_filters"]
 	switch {
 	case !ok:
