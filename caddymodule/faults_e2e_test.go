@@ -372,3 +372,52 @@ func TestMaxBodySizeStopsReading(t *testing.T) {
 	t.Logf("the backend wrote %d bytes", written.Load())
 	assert.Less(t, written.Load(), int64(64<<20), "bytes the backend got to write")
 }
+
+// TestBadAnswerDoesNotPoisonTheIndex checks that an answer refused as
+// unusable teaches the position index nothing: afterwards the same cursor
+// costs what it costs on a fresh index, and a walk from there costs one
+// backend call per page.
+func TestBadAnswerDoesNotPoisonTheIndex(t *testing.T) {
+	b := numericList(3000)
+	ids := b.ids()
+	c, f, logs := startFaulty(t, b, "", "")
+	// A plausible answer, in the wrong place: records from far into the
+	// list, one pair out of order.
+	bad := func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("_perPage"))
+		tokens := append([]string(nil), b.tokens[2000:2000+n]...)
+		tokens[0], tokens[1] = tokens[1], tokens[0]
+		(&listBackend{tokens: tokens}).ServeHTTP(w, r)
+	}
+	query := "_perPage=20&_cursor=" + cursorFor(ids[1000])
+
+	f.arm(1, bad)
+	a := get(t, c.URL+"/calls?"+query)
+	require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
+	assert.Contains(t, a.message(t), "ids out of order")
+
+	// /phone_numbers serves the same list and has never seen a bad answer.
+	cost := map[string]int{}
+	for _, path := range []string{"/calls", "/phone_numbers"} {
+		f.arm(0, nil)
+		a := get(t, c.URL+path+"?"+query)
+		require.Equal(t, http.StatusOK, a.status, string(a.body))
+		assert.Equal(t, ids[1001:1021], a.ids(t), path)
+		cost[path] = len(f.seen())
+	}
+	assert.Equal(t, cost["/phone_numbers"], cost["/calls"], "backend calls for the same cursor")
+	for _, e := range logs() {
+		assert.NotEqual(t, "relocated a stale position", e["msg"], "no hint from the bad answer was followed: %v", e)
+	}
+
+	f.arm(0, nil)
+	cursor := cursorFor(ids[1020])
+	for page := range 10 {
+		a := get(t, c.URL+"/calls?_perPage=20&_cursor="+cursor)
+		require.Equal(t, http.StatusOK, a.status, string(a.body))
+		from := 1021 + 20*page
+		require.Equal(t, ids[from:from+20], a.ids(t))
+		cursor = a.header.Get("next_page_cursor")
+	}
+	assert.Len(t, f.seen(), 10, "a walk costs one backend call per page")
+}
