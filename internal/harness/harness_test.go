@@ -1,0 +1,79 @@
+package harness
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+// TestStartInFrontOfAnyServer runs Caddy with the gateway in front of a
+// plain httptest server, checks it serves on a loopback port of its own,
+// and that Stop frees the port.
+func TestStartInFrontOfAnyServer(t *testing.T) {
+	var seen atomic.Value // the last request URI the backend got
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.URL.RequestURI())
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `[{"id":1},{"id":2}]`)
+	}))
+	t.Cleanup(backend.Close)
+	c := Start(t, "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", backend.URL)
+
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(c.URL, "http://"))
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.Equal(t, map[string]string{"srv0": c.URL}, c.URLs)
+	assert.Empty(t, c.Admin, "no admin endpoint unless asked")
+
+	resp, err := Client.Get(c.URL + "/calls?_perPage=5")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.JSONEq(t, `[{"id":1},{"id":2}]`, string(body))
+	uri, _ := seen.Load().(string)
+	assert.True(t, strings.HasPrefix(uri, "/calls?_sortField=id&_sortDir=ASC&_page=1&_perPage="), uri)
+
+	c.Stop(t)
+	c.Stop(t) // a second Stop does nothing
+	Client.CloseIdleConnections()
+	_, err = (&http.Client{Timeout: 2 * time.Second}).Get(c.URL + "/calls")
+	assert.Error(t, err, "the listener is closed after Stop")
+}
+
+// TestStartTwiceInOneTest shows that harnesses follow one another: the
+// second waits for the first to stop, so tests may each start their own.
+func TestStartTwiceInOneTest(t *testing.T) {
+	_, srv := Backend(t, legacy.Config{Seed: 1, Records: 30})
+	site := "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n"
+	first := Start(t, site, srv.URL)
+	first.Stop(t)
+	second := Start(t, site, srv.URL)
+	resp, err := Client.Get(second.URL + "/phone_numbers?_perPage=30")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Empty(t, resp.Header.Get("next_page_cursor"), "30 of 30 records: the last page")
+}
+
+func TestRunRefusesABadCaddyfile(t *testing.T) {
+	_, err := Run("http://:0 {\n\thelpdesk_gateway {\n\t\tbogus 1\n\t}\n}\n", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown option "bogus"`)
+	// The lock is free again: a good config starts.
+	c := Start(t, "http://:0 {\n\trespond ok\n}\n", "")
+	resp, err := Client.Get(c.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
