@@ -96,6 +96,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 
 	f := &fetcher{g: g, r: r, next: next, forward: q.forward}
+	defer f.release()
 	pg, err := ep.engine.Page(r.Context(), f, req)
 	metrics.subrequests.WithLabelValues(ep.name).Observe(float64(len(f.queries)))
 	if err != nil {
@@ -129,7 +130,9 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		// Spelled as the spec spells it; header names are case-insensitive.
 		h[nextPageCursor] = []string{translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])}
 	}
-	out := body.AppendPage(make([]byte, 0, body.PageSize(pg.Records)), pg.Records)
+	buf := pageBuffer(body.PageSize(pg.Records))
+	defer putPageBuffer(buf)
+	out := body.AppendPage(*buf, pg.Records)
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write(out)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -23,8 +24,9 @@ type capture struct {
 	over   bool // the body went past limit
 }
 
-func newCapture(limit int64) *capture {
-	return &capture{header: make(http.Header), limit: limit}
+// newCapture returns a capture that appends the body to buf.
+func newCapture(limit int64, buf []byte) *capture {
+	return &capture{header: make(http.Header), limit: limit, body: buf}
 }
 
 func (c *capture) Header() http.Header { return c.header }
@@ -32,6 +34,11 @@ func (c *capture) Header() http.Header { return c.header }
 func (c *capture) WriteHeader(status int) {
 	if c.status == 0 && status >= 200 {
 		c.status = status
+		// Room for the whole body at once, when its length is known and
+		// allowed: no growing by copies as the proxy writes it in pieces.
+		if n, err := strconv.ParseInt(c.header.Get("Content-Length"), 10, 64); err == nil && n > int64(cap(c.body)) && n <= c.limit {
+			c.body = make([]byte, 0, n)
+		}
 	}
 }
 
@@ -79,7 +86,8 @@ type fetcher struct {
 
 	bodies  []*legacy.Body // one per call, in order
 	headers []http.Header
-	queries []string // backend queries, for logs
+	queries []string     // backend queries, for logs
+	answers []*answerBuf // buffers to give back once the page is written
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
@@ -95,8 +103,11 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	// The body is parsed here; Caddy's encode compresses the client's answer.
 	req.Header.Set("Accept-Encoding", "identity")
 
-	answer := newCapture(f.g.MaxBodySize)
+	buf := answerPool.Get().(*answerBuf)
+	f.answers = append(f.answers, buf)
+	answer := newCapture(f.g.MaxBodySize, buf.raw[:0])
 	err := serveSubrequest(f.next, answer, req)
+	buf.raw = answer.body
 	switch {
 	case answer.over:
 		return translate.Batch{}, &legacy.BodyError{Reason: fmt.Sprintf("the answer is larger than max_body_size (%d bytes)", f.g.MaxBodySize)}
@@ -112,8 +123,8 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	case answer.status < 200 || answer.status > 299:
 		return translate.Batch{}, &statusError{answer}
 	}
-	body, err := legacy.ParseBody(answer.body, f.g.RecordsPath, f.g.IDField)
-	if err != nil {
+	body := &buf.body
+	if err := body.Parse(answer.body, f.g.RecordsPath, f.g.IDField); err != nil {
 		return translate.Batch{}, err
 	}
 	f.bodies = append(f.bodies, body)

@@ -166,9 +166,19 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			pg.Source = pg.Calls - 1
 		}
 		take := min(len(b.IDs)-below, remaining)
-		pg.IDs = append(pg.IDs, b.IDs[below:below+take]...)
-		if b.Records != nil {
-			pg.Records = append(pg.Records, b.Records[below:below+take]...)
+		if len(pg.IDs) == 0 && take > 0 {
+			// Most pages come from one answer: share its slices, capped so
+			// that a stitched call appends to a copy, not into the answer.
+			pg.IDs = b.IDs[below : below+take : below+take]
+			if b.Records != nil {
+				pg.Records = b.Records[below : below+take : below+take]
+			}
+			takenOff = make([]int, 0, want)
+		} else {
+			pg.IDs = append(pg.IDs, b.IDs[below:below+take]...)
+			if b.Records != nil {
+				pg.Records = append(pg.Records, b.Records[below:below+take]...)
+			}
 		}
 		for k := range take {
 			takenOff = append(takenOff, start+below+k)

@@ -1,0 +1,63 @@
+package caddymodule
+
+import (
+	"sync"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+// A page reads one or more backend answers and writes one page; both are
+// as large as the page. Their buffers are kept between requests, so that
+// serving a page costs no allocation in proportion to its size, and
+// memory in flight stays the page's own: the answers read (each at most
+// max_body_size) and the page written.
+
+// maxPooledBuffer is the largest buffer kept for reuse: an answer of a
+// thousand records is well under it, and one near max_body_size should not
+// stay in memory after its request.
+const maxPooledBuffer = 1 << 20
+
+// answerBuf is one backend answer's bytes and what was read out of them;
+// the Body's ids and records point into raw.
+type answerBuf struct {
+	raw  []byte
+	body legacy.Body
+}
+
+var (
+	answerPool = sync.Pool{New: func() any { return new(answerBuf) }}
+	pagePool   = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+// release gives the fetcher's answers back for reuse. Nothing read from
+// them (ids, records, a backend's error body) may be used afterwards.
+func (f *fetcher) release() {
+	for i, a := range f.answers {
+		if cap(a.raw) <= maxPooledBuffer {
+			// Drop the ids and records of this answer, so that a buffer
+			// replaced by a larger one is not kept alive through them.
+			clear(a.body.IDs)
+			clear(a.body.Records)
+			answerPool.Put(a)
+		}
+		f.answers[i] = nil
+	}
+	f.answers = f.answers[:0]
+}
+
+// pageBuffer returns an empty buffer with room for n bytes, to be given
+// back with putPageBuffer once written.
+func pageBuffer(n int) *[]byte {
+	p := pagePool.Get().(*[]byte)
+	if cap(*p) < n {
+		*p = make([]byte, 0, n)
+	}
+	*p = (*p)[:0]
+	return p
+}
+
+func putPageBuffer(p *[]byte) {
+	if cap(*p) <= maxPooledBuffer {
+		pagePool.Put(p)
+	}
+}
