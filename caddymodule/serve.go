@@ -194,7 +194,7 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 			zap.String("endpoint", ep.name), zap.Int("max_subrequests", g.MaxSubrequests))
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
-			"this page needed more than max_subrequests (%d) backend calls because records are changing quickly; retry the same request", g.MaxSubrequests))
+			"this page needed more than max_subrequests (%d) backend calls to find its place, as when records change quickly; retry the same request", g.MaxSubrequests))
 		return outcomeLimit
 	case errors.Is(err, context.Canceled):
 		return outcomeError // the client went away; nothing to write
