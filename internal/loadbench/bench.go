@@ -19,8 +19,9 @@ import (
 
 // Config is one run of the bench.
 type Config struct {
-	Duration time.Duration // measured time of each phase
-	Warmup   time.Duration // unmeasured load before each phase
+	Duration time.Duration // measured time of each target, clients and page size
+	Rounds   int           // slices Duration is cut into, the targets taking turns
+	Warmup   time.Duration // unmeasured load before each slice
 	Clients  []int         // concurrent clients; one set of phases each
 	PerPages []int         // page sizes; one set of phases each
 	Targets  []Target      // what to drive, in this order
@@ -35,7 +36,8 @@ type Config struct {
 func defaultConfig() Config {
 	return Config{
 		Duration: 5 * time.Second,
-		Warmup:   time.Second,
+		Rounds:   5,
+		Warmup:   300 * time.Millisecond,
 		Clients:  []int{1, 8},
 		PerPages: []int{10, 100},
 		Targets:  []Target{Backend, Proxy, Gateway},
@@ -99,11 +101,13 @@ type Report struct {
 	Results []Result
 }
 
-// Run starts the backend and, in turn, each target, and drives each for
-// cfg.Duration per clients and page size. Progress goes to log.
+// Run starts the backend and drives each target in turn, for every
+// number of clients and page size. The targets take turns in cfg.Rounds
+// slices of cfg.Duration/cfg.Rounds each, their order rotating, so that a
+// machine busy with other work slows each alike. Progress goes to log.
 func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
-	if cfg.Duration <= 0 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
-		return nil, errors.New("nothing to run: set a duration, records, clients, page sizes and targets")
+	if cfg.Duration <= 0 || cfg.Rounds < 1 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
+		return nil, errors.New("nothing to run: set a duration, rounds, records, clients, page sizes and targets")
 	}
 	be := legacy.New(legacy.Config{Seed: cfg.Seed, Records: cfg.Records})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -122,16 +126,34 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		defer pprof.StopCPUProfile()
 	}
 	rep := &Report{Config: cfg}
+	slice := cfg.Duration / time.Duration(cfg.Rounds)
 	for _, clients := range cfg.Clients {
 		for _, perPage := range cfg.PerPages {
-			for _, target := range cfg.Targets {
-				if err := ctx.Err(); err != nil {
-					return rep, err
+			fmt.Fprintf(log, "clients=%d perPage=%d:", clients, perPage)
+			sums := make([]Result, len(cfg.Targets))
+			lats := make([][]time.Duration, len(cfg.Targets))
+			for round := range cfg.Rounds {
+				for k := range cfg.Targets {
+					i := (k + round) % len(cfg.Targets)
+					target := cfg.Targets[i]
+					if err := ctx.Err(); err != nil {
+						return rep, err
+					}
+					fmt.Fprintf(log, " %s", target)
+					r, l, err := phase(ctx, cfg, be, backendURL, target, clients, perPage, slice)
+					if err != nil {
+						return rep, fmt.Errorf("%s, %d clients, perPage %d: %w", target, clients, perPage, err)
+					}
+					sums[i].add(r)
+					lats[i] = append(lats[i], l...)
 				}
-				fmt.Fprintf(log, "%-8s clients=%d perPage=%d ...\n", target, clients, perPage)
-				r, err := phase(ctx, cfg, be, backendURL, target, clients, perPage)
-				if err != nil {
-					return rep, fmt.Errorf("%s, %d clients, perPage %d: %w", target, clients, perPage, err)
+			}
+			fmt.Fprintln(log)
+			for i, r := range sums {
+				slices.Sort(lats[i])
+				if len(lats[i]) > 0 {
+					r.P50 = percentile(lats[i], 0.50)
+					r.P99 = percentile(lats[i], 0.99)
 				}
 				rep.Results = append(rep.Results, r)
 			}
@@ -140,18 +162,33 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-// phase starts the target, warms it up, and measures it.
-func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL string, target Target, clients, perPage int) (Result, error) {
+// add sums the counts of one slice into r.
+func (r *Result) add(s Result) {
+	r.Target, r.Clients, r.PerPage = s.Target, s.Clients, s.PerPage
+	r.Elapsed += s.Elapsed
+	r.Requests += s.Requests
+	r.Errors += s.Errors
+	r.Bytes += s.Bytes
+	r.Served += s.Served
+	r.CPU += s.CPU
+	r.Alloc += s.Alloc
+	r.Calls += s.Calls
+	r.Fetched += s.Fetched
+}
+
+// phase starts the target, warms it up, measures it for d and returns the
+// counts and the latency of every request.
+func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL string, target Target, clients, perPage int, d time.Duration) (Result, []time.Duration, error) {
 	base := backendURL
 	if target != Backend {
 		c, err := harness.Run(caddyfiles[target], backendURL)
 		if err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		defer c.Close()
 		base = c.URL
 	}
-	d := &driver{
+	dr := &driver{
 		base:    base + "/" + cfg.List,
 		cursor:  target == Gateway,
 		perPage: perPage,
@@ -165,15 +202,15 @@ func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL strin
 			},
 		},
 	}
-	defer d.client.CloseIdleConnections()
+	defer dr.client.CloseIdleConnections()
 	if cfg.Warmup > 0 {
-		d.run(ctx, clients, cfg.Warmup)
+		dr.run(ctx, clients, cfg.Warmup)
 	}
 
 	runtime.GC()
 	cpu0, err := cpuTime()
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -181,12 +218,12 @@ func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL strin
 	calls0, fetched0 := be.Requests(cfg.List), be.Served(cfg.List)
 	start := time.Now()
 
-	load := d.run(ctx, clients, cfg.Duration)
+	load := dr.run(ctx, clients, d)
 
 	elapsed := time.Since(start)
 	cpu1, err := cpuTime()
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	runtime.ReadMemStats(&ms)
 	r := Result{
@@ -203,15 +240,10 @@ func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL strin
 		Calls:    be.Requests(cfg.List) - calls0,
 		Fetched:  be.Served(cfg.List) - fetched0,
 	}
-	if len(load.latencies) > 0 {
-		slices.Sort(load.latencies)
-		r.P50 = percentile(load.latencies, 0.50)
-		r.P99 = percentile(load.latencies, 0.99)
-	}
 	if load.firstError != nil {
-		return r, fmt.Errorf("%d failed requests, the first: %w", load.errors, load.firstError)
+		return r, nil, fmt.Errorf("%d failed requests, the first: %w", load.errors, load.firstError)
 	}
-	return r, nil
+	return r, load.latencies, nil
 }
 
 // percentile returns the q-quantile of sorted latencies, nearest rank.

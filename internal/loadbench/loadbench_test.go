@@ -22,7 +22,7 @@ func TestRun(t *testing.T) {
 		t.Skip("load bench")
 	}
 	cfg := defaultConfig()
-	cfg.Duration, cfg.Warmup = 400*time.Millisecond, 100*time.Millisecond
+	cfg.Duration, cfg.Rounds, cfg.Warmup = 600*time.Millisecond, 2, 100*time.Millisecond
 	cfg.Clients, cfg.Records = []int{2}, 1005 // a short last page
 	var log bytes.Buffer
 	rep, err := Run(t.Context(), cfg, &log)

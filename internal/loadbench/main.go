@@ -25,8 +25,9 @@ import (
 func main() {
 	cfg := defaultConfig()
 	var clients, perPages, targets, cpuProfile string
-	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured time of each phase")
-	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each phase")
+	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured time of each target, per clients and page size")
+	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "slices the duration is cut into, the targets taking turns")
+	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each slice")
 	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
 	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order")

@@ -28,9 +28,9 @@ func (r Result) FetchedPerServed() float64 { return float64(r.Fetched) / float64
 // ratios to, and differences from, the plain proxy's of the same phase set.
 func (rep *Report) Write(w io.Writer) {
 	c := rep.Config
-	fmt.Fprintf(w, "%d records in /%s; each phase %v measured after %v of warm-up, phases one after another.\n",
-		c.Records, c.List, c.Duration, c.Warmup)
-	fmt.Fprintf(w, "CPU and allocations are the whole process's (clients, Caddy and backend run in it), per phase.\n\n")
+	fmt.Fprintf(w, "%d records in /%s; each row %v measured, in %d slices taking turns with the other targets, each after %v of warm-up.\n",
+		c.Records, c.List, c.Duration, c.Rounds, c.Warmup)
+	fmt.Fprintf(w, "CPU and allocations are the whole process's (clients, Caddy and backend all run in it) while only that target was driven.\n\n")
 	fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | bytes/page | backend calls/page | fetched/served | errors |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rep.Results {
