@@ -1,14 +1,14 @@
 package caddymodule
 
 import (
+	"cmp"
+	"fmt"
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
-
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 func init() {
@@ -71,23 +71,21 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"channel_types": &g.ChannelTypes,
 		"period_codes":  &g.PeriodCodes,
 	}
-	numbers := map[string]struct {
-		dst     *int
-		minimum int
-	}{
-		"default_per_page":     {&g.DefaultPerPage, 1},
-		"max_per_page":         {&g.MaxPerPage, 1},
-		"backend_max_per_page": {&g.BackendMaxPerPage, translate.MinBackendPageSize},
-		"index_size":           {&g.IndexSize, -1},
-		"max_subrequests":      {&g.MaxSubrequests, 1},
-		"max_filters":          {&g.MaxFilters, 1},
+	numbers := map[string]*int{ // bounds in optionRanges
+		"default_per_page":     &g.DefaultPerPage,
+		"max_per_page":         &g.MaxPerPage,
+		"backend_max_per_page": &g.BackendMaxPerPage,
+		"index_size":           &g.IndexSize,
+		"max_subrequests":      &g.MaxSubrequests,
+		"max_filters":          &g.MaxFilters,
 	}
 	var bodySize int
-	sizes := map[string]*int{
+	sizes := map[string]*int{ // bounds in optionRanges
 		"max_body_size":      &bodySize,
 		"max_query_length":   &g.MaxQueryLength,
 		"max_filters_length": &g.MaxFiltersLength,
 	}
+	var perPageAt string // where default_per_page was set, for the check against max_per_page
 	for d.NextBlock(0) {
 		option := d.Val()
 		if dst, ok := texts[option]; ok {
@@ -100,9 +98,12 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		} else if dst, ok := codes[option]; ok {
 			*dst = d.RemainingArgs()
-		} else if n, ok := numbers[option]; ok {
-			if err := intArg(d, n.dst, n.minimum); err != nil {
+		} else if dst, ok := numbers[option]; ok {
+			if err := intArg(d, dst); err != nil {
 				return err
+			}
+			if option == "default_per_page" {
+				perPageAt = fmt.Sprintf("%s:%d", d.File(), d.Line())
 			}
 		} else if dst, ok := sizes[option]; ok {
 			if err := sizeArg(d, dst); err != nil {
@@ -117,6 +118,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if option == "id_order" && g.IDOrder != "numeric" && g.IDOrder != "lexical" {
 			return d.Errf("id_order: %q is not numeric or lexical", g.IDOrder)
 		}
+	}
+	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {
+		return fmt.Errorf("default_per_page: %d is above max_per_page (%d), at %s", g.DefaultPerPage, maxPerPage, perPageAt)
 	}
 	return nil
 }
@@ -133,7 +137,10 @@ func oneArg(d *caddyfile.Dispenser, dst *string) error {
 	return nil
 }
 
-func intArg(d *caddyfile.Dispenser, dst *int, minimum int) error {
+// intArg reads a whole number within the option's range. Zero, which
+// means the default in JSON, is refused: a Caddyfile sets the default by
+// leaving the option out.
+func intArg(d *caddyfile.Dispenser, dst *int) error {
 	option := d.Val()
 	var s string
 	if err := oneArg(d, &s); err != nil {
@@ -143,14 +150,25 @@ func intArg(d *caddyfile.Dispenser, dst *int, minimum int) error {
 	if err != nil {
 		return d.Errf("%s: %q is not a whole number", option, s)
 	}
-	if n < minimum {
-		return d.Errf("%s: %d is below the minimum of %d", option, n, minimum)
+	r, v := optionRanges[option], int64(n)
+	least := max(r.min, 1) // 0 means the default in JSON only
+	if r.min < 0 {
+		least = r.min
+	}
+	switch {
+	case v == 0 && r.min < 0:
+		return d.Errf("%s: 0 would mean the default; use -1 to turn it off, or leave the option out", option)
+	case v < least:
+		return d.Errf("%s: %d is below the minimum of %d", option, n, least)
+	case v > r.max:
+		return d.Errf("%s: %d is above the maximum of %d", option, n, r.max)
 	}
 	*dst = n
 	return nil
 }
 
-// sizeArg reads a byte size such as 16MiB, 512KB or 4096.
+// sizeArg reads a byte size such as 16MiB, 512KB or 4096 within the
+// option's range.
 func sizeArg(d *caddyfile.Dispenser, dst *int) error {
 	option := d.Val()
 	var s string
@@ -158,8 +176,14 @@ func sizeArg(d *caddyfile.Dispenser, dst *int) error {
 		return err
 	}
 	n, err := humanize.ParseBytes(s)
-	if err != nil || n == 0 || n > 1<<40 {
+	if err != nil || n == 0 {
 		return d.Errf("%s: %q is not a size such as 16MiB or 4096", option, s)
+	}
+	switch r := optionRanges[option]; {
+	case n < uint64(max(r.min, 1)):
+		return d.Errf("%s: %s is below the minimum of %s", option, s, humanize.IBytes(uint64(max(r.min, 1))))
+	case n > uint64(r.max):
+		return d.Errf("%s: %s is above the maximum of %s", option, s, humanize.IBytes(uint64(r.max)))
 	}
 	*dst = int(n)
 	return nil

@@ -50,25 +50,68 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 	}
 }
 
+// TestUnmarshalCaddyfileErrors: every kind of mistake is reported with the
+// option at fault and the line it is on.
 func TestUnmarshalCaddyfileErrors(t *testing.T) {
 	for _, tc := range []struct{ input, want string }{
 		{"helpdesk_gateway arg", "wrong argument count"},
+		// unknown option
 		{"helpdesk_gateway {\n\n\tbogus 1\n}", `unknown option "bogus", at Testfile:3`},
+		{"helpdesk_gateway {\n\tbase_path /a\n\tmax_per_pages 10\n}", `unknown option "max_per_pages", at Testfile:3`},
+		// bad numbers, each numeric option
 		{"helpdesk_gateway {\n\tdefault_per_page ten\n}", `default_per_page: "ten" is not a whole number, at Testfile:2`},
 		{"helpdesk_gateway {\n\tmax_per_page 0\n}", "max_per_page: 0 is below the minimum of 1, at Testfile:2"},
-		{"helpdesk_gateway {\n\tbackend_max_per_page 10\n}", "backend_max_per_page: 10 is below the minimum of 25"},
-		{"helpdesk_gateway {\n\tindex_size 1.5\n}", `index_size: "1.5" is not a whole number`},
+		{"helpdesk_gateway {\n\tmax_per_page 2000000\n}", "max_per_page: 2000000 is above the maximum of 1048576, at Testfile:2"},
+		{"helpdesk_gateway {\n\tbackend_max_per_page 10\n}", "backend_max_per_page: 10 is below the minimum of 25, at Testfile:2"},
+		{"helpdesk_gateway {\n\tindex_size 1.5\n}", `index_size: "1.5" is not a whole number, at Testfile:2`},
+		{"helpdesk_gateway {\n\tindex_size -2\n}", "index_size: -2 is below the minimum of -1, at Testfile:2"},
+		{"helpdesk_gateway {\n\tindex_size 0\n}", "index_size: 0 would mean the default; use -1 to turn it off, or leave the option out, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_subrequests 0x10\n}", `max_subrequests: "0x10" is not a whole number, at Testfile:2`},
+		{"helpdesk_gateway {\n\tmax_subrequests 100000\n}", "max_subrequests: 100000 is above the maximum of 65536, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_filters 0\n}", "max_filters: 0 is below the minimum of 1, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_filters -5\n}", "max_filters: -5 is below the minimum of 1, at Testfile:2"},
+		{"helpdesk_gateway {\n\tdefault_per_page 50\n\tmax_per_page 20\n}", "default_per_page: 50 is above max_per_page (20), at Testfile:2"},
+		{"helpdesk_gateway {\n\tbase_path /a\n\tdefault_per_page 5000\n}", "default_per_page: 5000 is above max_per_page (1000), at Testfile:3"},
+		// bad id_order
 		{"helpdesk_gateway {\n\tid_order random\n}", `id_order: "random" is not numeric or lexical, at Testfile:2`},
-		{"helpdesk_gateway {\n\tmax_body_size lots\n}", `max_body_size: "lots" is not a size`},
-		{"helpdesk_gateway {\n\tmax_body_size 0\n}", `max_body_size: "0" is not a size`},
-		{"helpdesk_gateway {\n\tbase_path\n}", "base_path: a value is needed"},
-		{"helpdesk_gateway {\n\tid_field a b\n}", `id_field: one value only, got also "b"`},
-		{"helpdesk_gateway {\n\tcursor_endpoints\n}", "cursor_endpoints: at least one path is needed"},
-		{"helpdesk_gateway {\n\tfilter_endpoints\n}", "filter_endpoints: at least one path is needed"},
+		{"helpdesk_gateway {\n\tid_order Numeric\n}", `id_order: "Numeric" is not numeric or lexical, at Testfile:2`},
+		// bad sizes, each size option
+		{"helpdesk_gateway {\n\tmax_body_size lots\n}", `max_body_size: "lots" is not a size such as 16MiB or 4096, at Testfile:2`},
+		{"helpdesk_gateway {\n\tmax_body_size 0\n}", `max_body_size: "0" is not a size such as 16MiB or 4096, at Testfile:2`},
+		{"helpdesk_gateway {\n\tmax_body_size 10\n}", "max_body_size: 10 is below the minimum of 1.0 KiB, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_body_size 2TiB\n}", "max_body_size: 2TiB is above the maximum of 1.0 TiB, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_query_length 100\n}", "max_query_length: 100 is below the minimum of 256 B, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_query_length -1KiB\n}", `max_query_length: "-1KiB" is not a size such as 16MiB or 4096, at Testfile:2`},
+		{"helpdesk_gateway {\n\tmax_filters_length 2MiB\n}", "max_filters_length: 2MiB is above the maximum of 1.0 MiB, at Testfile:2"},
+		// values missing or too many
+		{"helpdesk_gateway {\n\tbase_path\n}", "base_path: a value is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tid_field a b\n}", `id_field: one value only, got also "b", at Testfile:2`},
+		{"helpdesk_gateway {\n\tmax_per_page\n}", "max_per_page: a value is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tmax_body_size 1MiB 2MiB\n}", `max_body_size: one value only, got also "2MiB", at Testfile:2`},
+		{"helpdesk_gateway {\n\tcursor_endpoints\n}", "cursor_endpoints: at least one path is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tfilter_endpoints\n}", "filter_endpoints: at least one path is needed, at Testfile:2"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			var g Gateway
 			err := g.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestCaddyfileErrorsNameFileAndLine is what `caddy adapt` and `caddy
+// validate` print for a wrong option in a whole Caddyfile.
+func TestCaddyfileErrorsNameFileAndLine(t *testing.T) {
+	for _, tc := range []struct{ option, want string }{
+		{"bogus 1", `unknown option "bogus", at Caddyfile:6`},
+		{"max_per_page many", `max_per_page: "many" is not a whole number, at Caddyfile:6`},
+		{"id_order by_date", `id_order: "by_date" is not numeric or lexical, at Caddyfile:6`},
+		{"max_body_size 3", "max_body_size: 3 is below the minimum of 1.0 KiB, at Caddyfile:6"},
+	} {
+		t.Run(tc.option, func(t *testing.T) {
+			input := ":8080 {\n\treverse_proxy 127.0.0.1:9080\n\thelpdesk_gateway {\n\t\tbase_path /api\n\t\tmax_filters 5\n\t\t" + tc.option + "\n\t}\n}\n"
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), map[string]any{"filename": "Caddyfile"})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -85,10 +128,15 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{CursorEndpoints: []string{"calls"}}, "cursor_endpoints"},
 		{Gateway{CursorEndpoints: []string{"/calls"}, FilterEndpoints: []string{"/calls"}}, "already listed"},
 		{Gateway{IDOrder: "random"}, "id_order"},
-		{Gateway{DefaultPerPage: 50, MaxPerPage: 20}, "default_per_page: 50 is out of range [1, 20]"},
+		{Gateway{DefaultPerPage: 50, MaxPerPage: 20}, "default_per_page: 50 is above max_per_page (20)"},
+		{Gateway{MaxPerPage: 1 << 21}, "max_per_page: 2097152 is out of range [1, 1048576]"},
+		{Gateway{MaxSubrequests: -1}, "max_subrequests: -1 is out of range [1, 65536]"},
+		{Gateway{MaxQueryLength: 100}, "max_query_length: 100 is out of range [256, 1048576]"},
+		{Gateway{MaxFilters: 1 << 17}, "max_filters"},
+		{Gateway{MaxFiltersLength: 1 << 21}, "max_filters_length"},
 		{Gateway{BackendMaxPerPage: 3}, "backend_max_per_page"},
 		{Gateway{IndexSize: -2}, "index_size"},
-		{Gateway{MaxBodySize: 10}, "max_body_size"},
+		{Gateway{MaxBodySize: 10}, "max_body_size: 10 is out of range [1024, 1099511627776]"},
 		{Gateway{BackendSort: "a=%zz"}, "backend_sort"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
@@ -101,8 +149,9 @@ func TestProvisionValidates(t *testing.T) {
 	}
 }
 
-// TestAdaptShowsJSON checks what `caddy adapt` prints: every option as its
-// JSON twin, and the gateway placed before reverse_proxy with no order option.
+// TestAdaptShowsJSON checks what `caddy adapt` prints: every option (all
+// nineteen) as its JSON twin, and the gateway placed before reverse_proxy
+// with no order option.
 func TestAdaptShowsJSON(t *testing.T) {
 	input := `:8080 {
 	reverse_proxy 127.0.0.1:9080
@@ -120,7 +169,12 @@ func TestAdaptShowsJSON(t *testing.T) {
 		index_size           1000
 		max_body_size        1MiB
 		max_subrequests      16
+		max_query_length     4KiB
+		max_filters          5
+		max_filters_length   1KiB
 		status_codes         open closed
+		channel_types        email phone
+		period_codes         today last_7_days
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -157,7 +211,12 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"index_size": 1000,
 		"max_body_size": 1048576,
 		"max_subrequests": 16,
-		"status_codes": ["open", "closed"]
+		"max_query_length": 4096,
+		"max_filters": 5,
+		"max_filters_length": 1024,
+		"status_codes": ["open", "closed"],
+		"channel_types": ["email", "phone"],
+		"period_codes": ["today", "last_7_days"]
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
 }

@@ -32,6 +32,34 @@ const (
 	defaultMaxQueryLength    = 8 << 10
 )
 
+// optionRange bounds a numeric option.
+type optionRange struct{ min, max int64 }
+
+// optionRanges are the bounds of the numeric options. Validate holds a
+// config to them; the Caddyfile parser holds each value to them as it
+// reads it, so that a Caddyfile error names the line. A zero in JSON means
+// the default; default_per_page must also be at most max_per_page.
+var optionRanges = map[string]optionRange{
+	"default_per_page":     {1, 1 << 20},
+	"max_per_page":         {1, 1 << 20},
+	"backend_max_per_page": {translate.MinBackendPageSize, 1 << 20},
+	"index_size":           {-1, 1 << 26},
+	"max_body_size":        {1 << 10, 1 << 40},
+	"max_subrequests":      {1, 1 << 16},
+	"max_query_length":     {256, 1 << 20},
+	"max_filters":          {0, 1 << 16},
+	"max_filters_length":   {0, 1 << 20},
+}
+
+// checkRange reports a value of option outside its range.
+func checkRange(option string, value int64) error {
+	r := optionRanges[option]
+	if value < r.min || value > r.max {
+		return fmt.Errorf("%s: %d is out of range [%d, %d]", option, value, r.min, r.max)
+	}
+	return nil
+}
+
 // defaultCursorEndpoints are the spec's four cursor-paged lists.
 var defaultCursorEndpoints = []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"}
 
@@ -189,25 +217,25 @@ func (g *Gateway) Validate() error {
 		return fmt.Errorf("backend_sort %q: not a query string: %v", g.BackendSort, err)
 	}
 	for _, n := range []struct {
-		option   string
-		value    int
-		min, max int
+		option string
+		value  int64
 	}{
-		{"default_per_page", g.DefaultPerPage, 1, g.MaxPerPage},
-		{"max_per_page", g.MaxPerPage, 1, 1 << 20},
-		{"backend_max_per_page", g.BackendMaxPerPage, translate.MinBackendPageSize, 1 << 20},
-		{"index_size", g.IndexSize, -1, 1 << 26},
-		{"max_subrequests", g.MaxSubrequests, 1, 1 << 16},
-		{"max_query_length", g.MaxQueryLength, 256, 1 << 20},
-		{"max_filters", g.MaxFilters, 0, 1 << 16},
-		{"max_filters_length", g.MaxFiltersLength, 0, 1 << 20},
+		{"default_per_page", int64(g.DefaultPerPage)},
+		{"max_per_page", int64(g.MaxPerPage)},
+		{"backend_max_per_page", int64(g.BackendMaxPerPage)},
+		{"index_size", int64(g.IndexSize)},
+		{"max_body_size", g.MaxBodySize},
+		{"max_subrequests", int64(g.MaxSubrequests)},
+		{"max_query_length", int64(g.MaxQueryLength)},
+		{"max_filters", int64(g.MaxFilters)},
+		{"max_filters_length", int64(g.MaxFiltersLength)},
 	} {
-		if n.value < n.min || n.value > n.max {
-			return fmt.Errorf("%s: %d is out of range [%d, %d]", n.option, n.value, n.min, n.max)
+		if err := checkRange(n.option, n.value); err != nil {
+			return err
 		}
 	}
-	if g.MaxBodySize < 1024 {
-		return fmt.Errorf("max_body_size: %d bytes is too small (at least 1KiB)", g.MaxBodySize)
+	if g.DefaultPerPage > g.MaxPerPage {
+		return fmt.Errorf("default_per_page: %d is above max_per_page (%d)", g.DefaultPerPage, g.MaxPerPage)
 	}
 	return nil
 }
