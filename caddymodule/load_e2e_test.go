@@ -22,8 +22,9 @@ import (
 
 // TestLoadUnderChurnWithReload runs many concurrent walkers for a bounded
 // time against the reference backend while it churns, reloads the config
-// in the middle, and checks every walk, every status and, after shutdown,
-// that no goroutine was left behind.
+// several times meanwhile, and checks every walk, that every request got a
+// 200 (none lost to a reload, no 5xx) and, after shutdown, that no
+// goroutine was left behind.
 func TestLoadUnderChurnWithReload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -48,50 +49,64 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	site := "http://" + harness.FreeLoopbackAddr(t)[len("127.0.0.1"):] + " {\n\thelpdesk_gateway {\n\t\tindex_size %d\n\t}\n\treverse_proxy {backend}\n}\n"
 	c := harness.Start(t, fmt.Sprintf(site, 1000), srv.URL, harness.Options{Admin: true})
 
-	const walkers, duration = 8, 3 * time.Second
+	const walkers, duration, reloads = 16, 3 * time.Second, 3
 	deadline := time.Now().Add(duration)
 	var (
 		wg               sync.WaitGroup
 		requests, faults atomic.Int64
 		mu               sync.Mutex
-		walks            = map[string][][]int64{}
+		walks            = map[string][]loadWalkResult{}
 	)
 	for w := range walkers {
 		list := lists[w%len(lists)]
-		perPage := []int{5, 20, 100, 250}[w%4]
+		perPage := []int{10, 25, 100, 250}[w/len(lists)%4] // every size on every list
 		wg.Go(func() {
 			for n := 0; n < 1000 && time.Now().Before(deadline); n++ {
-				ids, ok := loadWalk(c.URL, list, perPage, &requests, &faults)
+				walk, ok := loadWalk(c.URL, list, perPage, deadline, &requests, &faults)
 				if !ok {
 					return
 				}
 				mu.Lock()
-				walks[list] = append(walks[list], ids)
+				walks[list] = append(walks[list], walk)
 				mu.Unlock()
 			}
 		})
 	}
-	time.Sleep(duration / 3)
-	c.Reload(t, fmt.Sprintf(site, 2000), srv.URL) // a real change: a new gateway instance
+	// Reload while walkers run; each config differs, so each reload makes
+	// a new gateway instance with a fresh index.
+	var atReload []int64
+	for i := range reloads {
+		time.Sleep(duration / (reloads + 1))
+		c.Reload(t, fmt.Sprintf(site, 2000+i), srv.URL)
+		atReload = append(atReload, requests.Load())
+	}
 	wg.Wait()
+	for i, n := range atReload {
+		assert.Greater(t, requests.Load(), n, "requests were served after reload %d", i+1)
+	}
 
 	assert.Zero(t, faults.Load(), "requests that failed or were not 200")
 	assert.Greater(t, requests.Load(), int64(50), "the load ran")
 	assert.Greater(t, b.Len("calls")+b.Len("phone_numbers"), 0)
 	for list, ws := range walks {
 		require.NotEmpty(t, ws, list)
-		for _, ids := range ws {
+		assert.True(t, slices.ContainsFunc(ws, func(w loadWalkResult) bool { return w.complete }), "%s: some walk reached the end", list)
+		for _, walk := range ws {
+			ids := walk.ids
 			for i := 1; i < len(ids); i++ {
 				require.Less(t, ids[i-1], ids[i], "%s: ids strictly increase, no duplicate", list)
 			}
 			for _, id := range initial[list] {
+				if !walk.complete && (len(ids) == 0 || id > ids[len(ids)-1]) {
+					break // a walk cut at the deadline answers for what it reached
+				}
 				if _, found := slices.BinarySearch(ids, id); !found {
 					require.True(t, b.Deleted(list, id), "%s: record %d existed throughout but was skipped", list, id)
 				}
 			}
 		}
 	}
-	t.Logf("%d requests, %d walks over %v with a reload", requests.Load(), len(walks["calls"])+len(walks["phone_numbers"])+len(walks["grid/reports/time"])+len(walks["tickets/history"]), duration)
+	t.Logf("%d requests, %d walks over %v with %d reloads", requests.Load(), len(walks["calls"])+len(walks["phone_numbers"])+len(walks["grid/reports/time"])+len(walks["tickets/history"]), duration, reloads)
 
 	c.Stop(t)
 	srv.Close()
@@ -107,12 +122,22 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	}
 }
 
-// loadWalk walks list once by cursor; it counts requests and faults and
-// gives up on the first fault.
-func loadWalk(base, list string, perPage int, requests, faults *atomic.Int64) ([]int64, bool) {
+// loadWalkResult is one walk: the ids served, and whether it reached the
+// end of the list or was cut at the deadline.
+type loadWalkResult struct {
+	ids      []int64
+	complete bool
+}
+
+// loadWalk walks list once by cursor, or until the deadline; it counts
+// requests and faults and gives up on the first fault.
+func loadWalk(base, list string, perPage int, deadline time.Time, requests, faults *atomic.Int64) (loadWalkResult, bool) {
 	var ids []int64
 	cursor := ""
 	for {
+		if cursor != "" && time.Now().After(deadline) {
+			return loadWalkResult{ids: ids}, true
+		}
 		q := url.Values{"_perPage": {strconv.Itoa(perPage)}}
 		if cursor != "" {
 			q.Set("_cursor", cursor)
@@ -121,7 +146,7 @@ func loadWalk(base, list string, perPage int, requests, faults *atomic.Int64) ([
 		resp, err := harness.Client.Get(base + "/" + list + "?" + q.Encode())
 		if err != nil {
 			faults.Add(1)
-			return nil, false
+			return loadWalkResult{}, false
 		}
 		var page []struct {
 			ID int64 `json:"id"`
@@ -129,13 +154,13 @@ func loadWalk(base, list string, perPage int, requests, faults *atomic.Int64) ([
 		err = decodeJSON(resp, &page)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			faults.Add(1)
-			return nil, false
+			return loadWalkResult{}, false
 		}
 		for _, r := range page {
 			ids = append(ids, r.ID)
 		}
 		if cursor = resp.Header.Get("next_page_cursor"); cursor == "" {
-			return ids, true
+			return loadWalkResult{ids: ids, complete: true}, true
 		}
 	}
 }
