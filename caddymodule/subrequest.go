@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 
@@ -94,7 +95,13 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	query := string(legacy.AppendQuery(nil, f.forward, f.g.BackendSort, w))
 	f.queries = append(f.queries, query)
 	// Each call gets a fresh clone with its own query: the client's request
-	// must stay as it came for the calls after this one.
+	// must stay as it came for the calls after this one. It gets its own
+	// copy of the Caddy vars too: reverse_proxy writes its dial details
+	// there, and a dial it started may read them after the call returned,
+	// while the next call writes them.
+	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, maps.Clone(vars))
+	}
 	req := f.r.Clone(ctx)
 	req.URL.RawQuery = query
 	req.RequestURI = req.URL.RequestURI()

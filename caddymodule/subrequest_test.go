@@ -1,0 +1,48 @@
+package caddymodule
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// TestSubrequestsHaveVarsOfTheirOwn: reverse_proxy writes its dial details
+// into the request's Caddy vars, and the transport may read them from a
+// dial that outlives the call. Sub-requests sharing the client's vars map
+// race with each other (go test -race caught it under load); each gets a
+// copy, and the client's vars are left as they were.
+func TestSubrequestsHaveVarsOfTheirOwn(t *testing.T) {
+	clientVars := map[string]any{"client": "kept"}
+	ctx := context.WithValue(context.Background(), caddyhttp.VarsCtxKey, clientVars)
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/calls?_perPage=2", nil)
+
+	var seen []uintptr
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		vars, ok := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
+		require.True(t, ok, "a sub-request has Caddy vars")
+		assert.Equal(t, "kept", vars["client"], "copied from the client's")
+		seen = append(seen, reflect.ValueOf(vars).Pointer())
+		caddyhttp.SetVar(r.Context(), "reverse_proxy.upstream", "written by the proxy")
+		w.Header().Set("Content-Type", "application/json")
+		_, err := w.Write([]byte(`[{"id":1},{"id":2}]`))
+		return err
+	})
+	g := &Gateway{IDField: "id", MaxBodySize: 1 << 20, BackendSort: defaultBackendSort}
+	f := &fetcher{g: g, r: r, next: next}
+	for page := 1; page <= 2; page++ {
+		_, err := f.Fetch(ctx, translate.Window{Page: page, Size: 2})
+		require.NoError(t, err)
+	}
+	require.Len(t, seen, 2)
+	assert.NotEqual(t, seen[0], seen[1], "each sub-request has its own vars")
+	assert.NotEqual(t, reflect.ValueOf(clientVars).Pointer(), seen[0], "not the client's")
+	assert.Equal(t, map[string]any{"client": "kept"}, clientVars, "the client's vars are untouched")
+}
