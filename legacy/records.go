@@ -19,6 +19,8 @@ type Body struct {
 
 	IDs     []string // ids as text: a string id unquoted, a number as written
 	Records [][]byte
+
+	scan scanner // kept with the Body, so that its stack is reused too
 }
 
 // BodyError says why a backend answer cannot be used.
@@ -47,8 +49,8 @@ func ParseBody(raw []byte, recordsPath, idField string) (*Body, error) {
 // id is at a plain key of each record, as is usual; other gjson paths cost
 // a pass more.
 func (b *Body) Parse(raw []byte, recordsPath, idField string) error {
-	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0]}
-	s := &scanner{data: raw}
+	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0], scan: scanner{data: raw, stack: b.scan.stack[:0]}}
+	s := &b.scan
 	i := s.space(0)
 	var err error
 	switch {
@@ -96,12 +98,20 @@ func (b *Body) envelope(s *scanner, i int, key, idField string) (int, error) {
 		return i + 1, notAnArray(key)
 	}
 	for {
-		keyAt := i
-		var escaped, ok, end bool
-		if i, escaped, ok = s.member(i); !ok {
+		if i >= len(s.data) || s.data[i] != '"' {
 			return i, errNotJSON
 		}
-		if !found && keyIs(s.data, keyAt, escaped, key) {
+		keyAt := i
+		var escaped, ok, end bool
+		if i, escaped, ok = s.str(i); !ok {
+			return i, errNotJSON
+		}
+		match := !found && keyIs(s.data[keyAt:i], escaped, key)
+		if i = s.space(i); i >= len(s.data) || s.data[i] != ':' {
+			return i, errNotJSON
+		}
+		i = s.space(i + 1)
+		if match {
 			found = true
 			if i >= len(s.data) || s.data[i] != '[' {
 				return i, notAnArray(key)
@@ -195,21 +205,27 @@ func (b *Body) records(s *scanner, i int, idField string) (int, error) {
 			return i, &BodyError{fmt.Sprintf("record %d is not an object", n)}
 		}
 		start := i
-		var id string
-		var err error
+		var id gjson.Result
 		if plain {
-			i, id, err = b.record(s, i, n, idField)
+			end, at, atEnd, ok := s.walk(i, idField)
+			if !ok {
+				return end, errNotJSON
+			}
+			if i = end; at >= 0 {
+				id = rawValue(s.data[at:atEnd])
+			}
 		} else {
 			var ok bool
-			if i, ok = s.object(i); !ok {
+			if i, ok = s.value(i); !ok {
 				return i, errNotJSON
 			}
-			id, err = idOf(gjson.Get(unsafe.String(&s.data[start], i-start), idField), n, idField)
+			id = gjson.Get(unsafe.String(&s.data[start], i-start), idField)
 		}
+		text, err := idOf(id, n, idField)
 		if err != nil {
 			return i, err
 		}
-		b.IDs = append(b.IDs, id)
+		b.IDs = append(b.IDs, text)
 		b.Records = append(b.Records, s.data[start:i:i])
 		var ok, end bool
 		if i, end, ok = s.next(i, ']'); !ok {
@@ -220,43 +236,6 @@ func (b *Body) records(s *scanner, i int, idField string) (int, error) {
 			return i, nil
 		}
 	}
-}
-
-// record scans the record object at i, taking its id from the first
-// member named key.
-func (b *Body) record(s *scanner, i, n int, key string) (int, string, error) {
-	if !s.enter() {
-		return i, "", errNotJSON
-	}
-	var id gjson.Result
-	i = s.space(i + 1)
-	if i < len(s.data) && s.data[i] == '}' {
-		i++
-	} else {
-		for {
-			keyAt := i
-			var escaped, ok, end bool
-			if i, escaped, ok = s.member(i); !ok {
-				return i, "", errNotJSON
-			}
-			at := i
-			if i, ok = s.value(i); !ok {
-				return i, "", errNotJSON
-			}
-			if !id.Exists() && keyIs(s.data, keyAt, escaped, key) {
-				id = rawValue(s.data[at:i])
-			}
-			if i, end, ok = s.next(i, '}'); !ok {
-				return i, "", errNotJSON
-			}
-			if end {
-				break
-			}
-		}
-	}
-	s.depth--
-	text, err := idOf(id, n, key)
-	return i, text, err
 }
 
 // rawValue wraps a scanned value for idOf. A string without escapes and a
@@ -292,16 +271,13 @@ func idOf(id gjson.Result, n int, idField string) (string, error) {
 	return "", &BodyError{fmt.Sprintf("record %d has no id at %q", n, idField)}
 }
 
-// keyIs reports whether the key string at data[at:] is key, comparing
-// keys with escapes as gjson does, once decoded.
-func keyIs(data []byte, at int, escaped bool, key string) bool {
+// keyIs reports whether the quoted key string raw is key, comparing a key
+// with escapes as gjson does, once decoded.
+func keyIs(raw []byte, escaped bool, key string) bool {
 	if !escaped {
-		end := at + 1 + len(key)
-		return end < len(data) && data[end] == '"' && string(data[at+1:end]) == key
+		return len(raw) == len(key)+2 && string(raw[1:len(raw)-1]) == key
 	}
-	s := &scanner{data: data}
-	end, _, _ := s.str(at)
-	return gjson.Parse(unsafe.String(&data[at], end-at)).Str == key
+	return gjson.Parse(unsafe.String(&raw[0], len(raw))).Str == key
 }
 
 // AppendPage appends to dst the body with its records array replaced by

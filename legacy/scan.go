@@ -19,8 +19,9 @@ const maxDepth = 1000
 // what it scans and returns the index just past it, or ok false.
 type scanner struct {
 	data  []byte
-	depth int
-	deep  bool // the scan failed because of maxDepth, not syntax
+	depth int    // levels entered by the caller, outside walk's own
+	deep  bool   // the scan failed because of maxDepth, not syntax
+	stack []byte // walk's open containers, '{' or '[', kept for reuse
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -41,29 +42,115 @@ func (s *scanner) valid() bool {
 
 // value scans any JSON value.
 func (s *scanner) value(i int) (int, bool) {
-	if i >= len(s.data) {
-		return i, false
+	end, _, _, ok := s.walk(i, "")
+	return end, ok
+}
+
+// walk scans the value at i, without recursion: one loop over the bytes,
+// the open containers on a stack. When key is set and the value is an
+// object, it also returns the span [at, atEnd) of the value of its first
+// member named key, or -1s when there is none.
+func (s *scanner) walk(i int, key string) (end, at, atEnd int, ok bool) {
+	d := s.data
+	stack := s.stack[:0]
+	at, atEnd = -1, -1
+	var (
+		keyAt  int
+		esc    bool
+		idOpen bool // the value being scanned is key's
+	)
+value:
+	if i >= len(d) {
+		goto fail
 	}
-	switch c := s.data[i]; c {
-	case '{':
-		return s.object(i)
-	case '[':
-		return s.array(i)
-	case '"':
-		end, _, ok := s.str(i)
-		return end, ok
-	case 't':
-		return s.literal(i, "true")
-	case 'f':
-		return s.literal(i, "false")
-	case 'n':
-		return s.literal(i, "null")
-	default:
-		if c == '-' || c >= '0' && c <= '9' {
-			return s.number(i)
+	switch c := d[i]; {
+	case c == '"':
+		if i, _, ok = s.str(i); !ok {
+			goto fail
 		}
+	case c == '{' || c == '[':
+		if s.depth+len(stack) >= maxDepth {
+			s.deep = true
+			goto fail
+		}
+		stack = append(stack, c)
+		i = s.space(i + 1)
+		if i < len(d) && d[i] == c+2 { // '}' and ']' follow '{' and '[' by two
+			stack = stack[:len(stack)-1]
+			i++
+			break
+		}
+		if c == '{' {
+			goto member
+		}
+		goto value
+	case c == '-' || isDigit(c):
+		if i, ok = s.number(i); !ok {
+			goto fail
+		}
+	case c == 't':
+		if i, ok = s.literal(i, "true"); !ok {
+			goto fail
+		}
+	case c == 'f':
+		if i, ok = s.literal(i, "false"); !ok {
+			goto fail
+		}
+	case c == 'n':
+		if i, ok = s.literal(i, "null"); !ok {
+			goto fail
+		}
+	default:
+		goto fail
 	}
-	return i, false
+after: // a value ended just before i
+	if idOpen && len(stack) == 1 {
+		atEnd, idOpen = i, false
+	}
+	if len(stack) == 0 {
+		s.stack = stack
+		return i, at, atEnd, true
+	}
+	i = s.space(i)
+	if i >= len(d) {
+		goto fail
+	}
+	switch c := d[i]; {
+	case c == ',':
+		i = s.space(i + 1)
+		if stack[len(stack)-1] == '{' {
+			goto member
+		}
+		goto value
+	case c != stack[len(stack)-1]+2:
+		goto fail
+	}
+	stack = stack[:len(stack)-1]
+	i++
+	goto after
+member:
+	if i >= len(d) || d[i] != '"' {
+		goto fail
+	}
+	keyAt = i
+	if i, esc, ok = s.str(i); !ok {
+		goto fail
+	}
+	if key != "" && at < 0 && len(stack) == 1 && keyIs(d[keyAt:i], esc, key) {
+		idOpen = true
+	}
+	i = s.space(i)
+	if i >= len(d) || d[i] != ':' {
+		goto fail
+	}
+	i = s.space(i + 1)
+	if idOpen {
+		at = i
+	}
+	goto value
+fail:
+	s.stack = stack
+	return i, -1, -1, false
 }
 
 // enter counts one more level of nesting and reports whether it is
@@ -76,47 +163,6 @@ func (s *scanner) enter() bool {
 		return false
 	}
 	return true
-}
-
-func (s *scanner) object(i int) (int, bool) {
-	if !s.enter() {
-		return i, false
-	}
-	i = s.space(i + 1)
-	if i < len(s.data) && s.data[i] == '}' {
-		s.depth--
-		return i + 1, true
-	}
-	for {
-		var ok, end bool
-		if i, _, ok = s.member(i); !ok {
-			return i, false
-		}
-		if i, ok = s.value(i); !ok {
-			return i, false
-		}
-		if i, end, ok = s.next(i, '}'); !ok || end {
-			s.depth--
-			return i, ok
-		}
-	}
-}
-
-// member scans a member's key and colon and returns the index of its
-// value and whether the key has escapes.
-func (s *scanner) member(i int) (int, bool, bool) {
-	if i >= len(s.data) || s.data[i] != '"' {
-		return i, false, false
-	}
-	i, escaped, ok := s.str(i)
-	if !ok {
-		return i, false, false
-	}
-	i = s.space(i)
-	if i >= len(s.data) || s.data[i] != ':' {
-		return i, false, false
-	}
-	return s.space(i + 1), escaped, true
 }
 
 // next scans what follows a member or element: a comma and the start of
@@ -133,27 +179,6 @@ func (s *scanner) next(i int, closing byte) (int, bool, bool) {
 		return i + 1, true, true
 	}
 	return i, false, false
-}
-
-func (s *scanner) array(i int) (int, bool) {
-	if !s.enter() {
-		return i, false
-	}
-	i = s.space(i + 1)
-	if i < len(s.data) && s.data[i] == ']' {
-		s.depth--
-		return i + 1, true
-	}
-	for {
-		var ok, end bool
-		if i, ok = s.value(i); !ok {
-			return i, false
-		}
-		if i, end, ok = s.next(i, ']'); !ok || end {
-			s.depth--
-			return i, ok
-		}
-	}
 }
 
 // str scans a string and reports whether it has escapes. Most of an
