@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"container/list"
+	"hash/maphash"
 	"sort"
 	"strings"
 	"sync"
@@ -14,21 +16,29 @@ import (
 // Samples are hints, never trusted: records come and go between calls and
 // shift every offset after them. The engine verifies each hint against a
 // fresh answer and relocates when it moved.
+//
+// A list is known by a keyed hash of its name, not the name: names carry
+// client query strings, and a client sending a new one with every request
+// must not fill memory with them. Two names that share a hash share
+// samples, which costs backend calls, never a wrong page; the key is random
+// per Index, so a client cannot aim for that.
 type Index struct {
 	order Order
-	limit int
+	limit int // samples, and lists, held at most
+	seed  maphash.Seed
 
 	mu    sync.Mutex
-	lists map[string]*positions
-	total int    // samples held across lists
-	clock uint64 // use counter, for evicting the least recently used list
+	lists map[uint64]*positions
+	lru   list.List // of *positions, the most recently used first
+	total int       // samples held across lists
 }
 
 // positions holds the samples of one list, ascending by id and by offset.
 type positions struct {
 	samples []sample
 	end     int // an offset at or past the list's end; -1 when unknown
-	used    uint64
+	key     uint64
+	elem    *list.Element // in Index.lru
 }
 
 type sample struct {
@@ -43,11 +53,13 @@ type hint struct {
 	end          int // as in positions
 }
 
-// NewIndex returns an index holding at most limit samples; limit < 1 makes
-// an index that remembers nothing.
+// NewIndex returns an index holding at most limit samples of at most limit
+// lists; limit < 1 makes an index that remembers nothing.
 func NewIndex(order Order, limit int) *Index {
-	return &Index{order: order, limit: limit, lists: make(map[string]*positions)}
+	return &Index{order: order, limit: limit, seed: maphash.MakeSeed(), lists: make(map[uint64]*positions)}
 }
+
+func (x *Index) key(list string) uint64 { return maphash.String(x.seed, list) }
 
 // Len returns the number of samples held.
 func (x *Index) Len() int {
@@ -64,14 +76,14 @@ func (x *Index) lookup(list, id string) hint {
 	if x == nil {
 		return h
 	}
+	k := x.key(list)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	p := x.lists[list]
+	p := x.lists[k]
 	if p == nil {
 		return h
 	}
-	x.clock++
-	p.used = x.clock
+	x.lru.MoveToFront(p.elem)
 	h.end = p.end
 	i := sort.Search(len(p.samples), func(i int) bool {
 		return x.order.Compare(p.samples[i].id, id) > 0
@@ -95,15 +107,17 @@ func (x *Index) learn(list string, run []sample, seenTo, end int) {
 	if x == nil || x.limit < 1 {
 		return
 	}
+	k := x.key(list)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	p := x.lists[list]
+	p := x.lists[k]
 	if p == nil {
-		p = &positions{end: -1}
-		x.lists[list] = p
+		p = &positions{end: -1, key: k}
+		p.elem = x.lru.PushFront(p)
+		x.lists[k] = p
+	} else {
+		x.lru.MoveToFront(p.elem)
 	}
-	x.clock++
-	p.used = x.clock
 	switch {
 	case end >= 0:
 		p.end = end
@@ -163,21 +177,21 @@ func (x *Index) splice(samples, run []sample) []sample {
 	return out[:n]
 }
 
-// evict keeps the index within its limit: first by forgetting the least
-// recently used other lists, then by thinning keep to every other sample,
-// which halves its memory and keeps its spread. A list keeps at least its
-// two ends.
+// evict keeps the index within its limits: first by forgetting the least
+// recently used other lists, in constant time each, until both samples and
+// lists are within limit (a list that ended empty holds no sample but still
+// counts), then by thinning keep to every other sample, which halves its
+// memory and keeps its spread. A list keeps at least its two ends.
 func (x *Index) evict(keep *positions) {
-	for x.total > x.limit && len(x.lists) > 1 {
-		var oldest string
-		var used uint64
-		for name, p := range x.lists {
-			if p != keep && (oldest == "" || p.used < used) {
-				oldest, used = name, p.used
-			}
+	for (x.total > x.limit || len(x.lists) > x.limit) && len(x.lists) > 1 {
+		e := x.lru.Back()
+		if e.Value == keep {
+			e = e.Prev()
 		}
-		x.total -= len(x.lists[oldest].samples)
-		delete(x.lists, oldest)
+		p := e.Value.(*positions)
+		x.total -= len(p.samples)
+		delete(x.lists, p.key)
+		x.lru.Remove(e)
 	}
 	for x.total > x.limit && len(keep.samples) > 2 {
 		s := keep.samples
