@@ -10,9 +10,11 @@ import (
 // its bytes instead of three (gjson.Valid, then ForEach, then Get on each
 // record). It accepts exactly what gjson.Valid accepts (RFC 8259 syntax;
 // strings are not checked for UTF-8), except values nested deeper than
-// maxDepth, which it refuses rather than recurse without bound.
+// maxDepth: gjson.Valid recurses once per level, so a hostile answer of
+// max_body_size opening brackets could exhaust the Go stack.
 
-// maxDepth bounds the nesting of arrays and objects in an answer.
+// maxDepth bounds the nesting of arrays and objects in an answer. Records
+// nest a few levels; a thousand is far past any real one.
 const maxDepth = 1000
 
 // scanner walks data. Every method takes the index of the first byte of
