@@ -29,7 +29,7 @@ type Config struct {
 	List     string        // the walked list, a cursor endpoint
 	Seed     uint64
 
-	// Profile, when set, receives a CPU profile of the measured phases.
+	// Profile, when set, receives a CPU profile of the whole run.
 	Profile io.Writer
 }
 
