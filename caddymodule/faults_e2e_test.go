@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -420,4 +421,54 @@ func TestBadAnswerDoesNotPoisonTheIndex(t *testing.T) {
 		cursor = a.header.Get("next_page_cursor")
 	}
 	assert.Len(t, f.seen(), 10, "a walk costs one backend call per page")
+}
+
+// TestClientGoneIsNotTheBackendsFault checks that a client that hangs up
+// while a sub-request waits is counted as such, not as a backend answer
+// passed on: reverse_proxy answers a cancelled sub-request with a 499.
+func TestClientGoneIsNotTheBackendsFault(t *testing.T) {
+	b := numericList(400)
+	f := &faulty{next: b}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), srv.URL, harness.Options{Admin: true})
+	outcomes := func() map[string]float64 {
+		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		out := map[string]float64{}
+		for _, o := range []string{"backend_status", "error", "unavailable"} {
+			out[o], _ = metricValue(string(body), `helpdesk_gateway_requests_total{endpoint="/calls",outcome="`+o+`"}`)
+		}
+		return out
+	}
+	before := outcomes()
+
+	backendSawCancel := make(chan struct{}, 1)
+	f.arm(2, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+			backendSawCancel <- struct{}{}
+		case <-time.After(5 * time.Second):
+		}
+	})
+	client := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{Proxy: nil}}
+	_, err := client.Get(c.URL + "/calls?_perPage=60")
+	require.Error(t, err, "the client gave up")
+	select {
+	case <-backendSawCancel:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sub-request was not cancelled with the client's request")
+	}
+	var after map[string]float64
+	require.Eventually(t, func() bool {
+		after = outcomes()
+		return after["error"]+after["backend_status"]+after["unavailable"] > before["error"]+before["backend_status"]+before["unavailable"]
+	}, 5*time.Second, 20*time.Millisecond, "the request was counted")
+	assert.Equal(t, before["error"]+1, after["error"], "counted as a request that could not be served")
+	assert.Equal(t, before["backend_status"], after["backend_status"], "not as a backend answer passed on")
+	assert.Equal(t, before["unavailable"], after["unavailable"], "not as a backend that did not answer")
+	assertServing(t, c, f, b)
 }
