@@ -141,3 +141,70 @@ func TestWarningForRelocations(t *testing.T) {
 		}
 	}
 }
+
+// TestOneDebugLinePerOwnedRequest checks that every request on an owned
+// path logs exactly one debug line, whatever became of it: refused for its
+// query or its filters, failed at the backend, or served.
+func TestOneDebugLinePerOwnedRequest(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	g := new(Gateway)
+	require.NoError(t, g.Provision(ctx))
+	b := legacy.New(legacy.Config{Seed: 1, Records: 50})
+	backend := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		b.ServeHTTP(w, r)
+		return nil
+	})
+	broken := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		_, err := w.Write([]byte("<html>not json</html>"))
+		return err
+	})
+	long := strings.Repeat("9", 500)
+	for _, tc := range []struct {
+		name, target string
+		next         caddyhttp.Handler
+		status       int
+		message      string
+		fields       map[string]any
+	}{
+		{"cursor refused for its query", "/calls?_perPage=0&apikey=s3cret", backend, 400, "cursor page",
+			map[string]any{"outcome": outcomeClientError, "subrequests": int64(0), "records": int64(0)}},
+		{"cursor id not a number", "/calls?_cursor=" + translateCursor("abc"), backend, 400, "cursor page",
+			map[string]any{"outcome": outcomeClientError, "cursor_id": "abc", "subrequests": int64(0)}},
+		{"long cursor id is cut", "/calls?_cursor=" + translateCursor(long), backend, 200, "cursor page",
+			map[string]any{"outcome": outcomeOK, "cursor_id": long[:128] + "…"}},
+		{"unusable backend answer", "/calls?_perPage=3&apikey=s3cret", broken, 502, "cursor page",
+			map[string]any{"outcome": outcomeUnusable, "subrequests": int64(1), "records": int64(0), "per_page": int64(3)}},
+		{"served", "/calls?_perPage=3&apikey=s3cret", backend, 200, "cursor page",
+			map[string]any{"outcome": outcomeOK, "subrequests": int64(1), "records": int64(3)}},
+		{"filters forwarded", `/tickets?apikey=s3cret&_filters={"status":"open"}`, backend, 200, "filter request",
+			map[string]any{"outcome": outcomeOK, "rejection": ""}},
+		{"filters refused", `/tickets?apikey=s3cret&_filters={"status":"s3cret","owner_email":"x"}`, backend, 400, "filter request",
+			map[string]any{"outcome": outcomeClientError, "rejection": "not_filterable"}},
+		{"no filters", "/tickets?apikey=s3cret", backend, 200, "filter request",
+			map[string]any{"outcome": outcomeOK}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.DebugLevel)
+			g.logger = zap.New(core)
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodGet, tc.target, nil)
+			require.NoError(t, g.ServeHTTP(w, r, tc.next))
+			require.Equal(t, tc.status, w.Code, w.Body.String())
+
+			lines := logs.FilterLevelExact(zapcore.DebugLevel).All()
+			require.Len(t, lines, 1)
+			assert.Equal(t, tc.message, lines[0].Message)
+			fields := lines[0].ContextMap()
+			assert.Equal(t, r.URL.Path, fields["endpoint"])
+			for k, want := range tc.fields {
+				assert.Equal(t, want, fields[k], k)
+			}
+			for _, e := range logs.All() {
+				for _, v := range e.ContextMap() {
+					assert.NotContains(t, toString(v), "s3cret")
+				}
+			}
+		})
+	}
+}

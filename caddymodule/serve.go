@@ -33,7 +33,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 // serveFilters lets a ticket list through only when its _filters are valid;
 // valid filters reach the backend byte for byte.
 func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ep *endpoint) error {
+	outcome, rejection := outcomeOK, ""
+	defer func() {
+		if ce := g.logger.Check(zap.DebugLevel, "filter request"); ce != nil {
+			ce.Write(zap.String("endpoint", ep.name), zap.String("outcome", outcome), zap.String("rejection", rejection))
+		}
+	}()
 	reject := func(reason, message string) error {
+		outcome, rejection = outcomeClientError, reason
 		metrics.filterRejections.WithLabelValues(reason).Inc()
 		metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
 		writeError(w, http.StatusBadRequest, message)
@@ -72,13 +79,23 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 
 // serveCursor serves one page of a cursor endpoint.
 func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, ep *endpoint) error {
+	// One debug line per request, whatever its outcome, filled in as the
+	// request goes.
+	var (
+		outcome = outcomeClientError
+		req     translate.Request
+		f       *fetcher
+		pg      *translate.Page
+	)
+	defer func() { g.logCursorRequest(ep, outcome, req, f, pg) }()
+
 	q, err := g.parsePageQuery(r.URL.RawQuery)
 	if err != nil {
 		metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req := translate.Request{List: r.URL.Path + "?" + q.forward, Size: q.perPage}
+	req = translate.Request{List: r.URL.Path + "?" + q.forward, Size: q.perPage}
 	if q.cursor != "" {
 		req.After, err = translate.DecodeCursor(q.cursor)
 		if err == nil {
@@ -95,15 +112,16 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		req.Offset = (q.page - 1) * q.perPage
 	}
 
-	f := &fetcher{g: g, r: r, next: next, forward: q.forward}
+	f = &fetcher{g: g, r: r, next: next, forward: q.forward}
 	defer f.release()
-	pg, err := ep.engine.Page(r.Context(), f, req)
+	pg, err = ep.engine.Page(r.Context(), f, req)
 	metrics.subrequests.WithLabelValues(ep.name).Observe(float64(len(f.queries)))
 	if err != nil {
-		outcome := g.pageFailed(w, ep, f, err)
+		outcome = g.pageFailed(w, ep, f, err)
 		metrics.requests.WithLabelValues(ep.name, outcome).Inc()
 		return nil
 	}
+	outcome = outcomeOK
 	metrics.requests.WithLabelValues(ep.name, outcomeOK).Inc()
 	if req.After != "" {
 		event := "miss"
@@ -136,19 +154,36 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write(out)
-
-	if ce := g.logger.Check(zap.DebugLevel, "cursor page"); ce != nil {
-		ce.Write(
-			zap.String("endpoint", ep.name),
-			zap.String("cursor_id", req.After),
-			zap.Int("per_page", q.perPage),
-			zap.Int("subrequests", pg.Calls),
-			zap.Int("records", len(pg.IDs)),
-			zap.Bool("index_hit", pg.IndexHit),
-			zap.Int("relocations", pg.Relocations),
-		)
-	}
 	return err
+}
+
+// logCursorRequest writes the debug line of one cursor request. The parts
+// not reached are zero: a request refused for its query has no cursor id
+// and made no sub-request. The cursor id is logged, cut to a readable
+// length; the query (credentials) and bodies are not.
+func (g *Gateway) logCursorRequest(ep *endpoint, outcome string, req translate.Request, f *fetcher, pg *translate.Page) {
+	ce := g.logger.Check(zap.DebugLevel, "cursor page")
+	if ce == nil {
+		return
+	}
+	var calls, records, relocations int
+	var hit bool
+	if f != nil {
+		calls = len(f.queries)
+	}
+	if pg != nil {
+		records, hit, relocations = len(pg.IDs), pg.IndexHit, pg.Relocations
+	}
+	ce.Write(
+		zap.String("endpoint", ep.name),
+		zap.String("outcome", outcome),
+		zap.String("cursor_id", clip(req.After, 128)),
+		zap.Int("per_page", req.Size),
+		zap.Int("subrequests", calls),
+		zap.Int("records", records),
+		zap.Bool("index_hit", hit),
+		zap.Int("relocations", relocations),
+	)
 }
 
 // pageFailed answers for a page the engine could not serve, and returns
@@ -211,4 +246,12 @@ func lastQuery(f *fetcher) string {
 		return ""
 	}
 	return redactQuery(f.queries[len(f.queries)-1])
+}
+
+// clip cuts s to at most n bytes for a log line, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
