@@ -152,8 +152,10 @@ func (c *Caddy) Close() error {
 		}
 		if c.Admin != "" {
 			// caddy.Stop leaves the admin endpoint up, as it outlives
-			// configs; an empty config without one takes it down.
-			if e := caddy.Load([]byte(`{"admin":{"disabled":true}}`), true); e != nil && err == nil {
+			// configs; an empty config without one takes it down. It is
+			// not persisted, so tests write nothing outside their temp dirs.
+			const off = `{"admin":{"disabled":true,"config":{"persist":false}}}`
+			if e := caddy.Load([]byte(off), true); e != nil && err == nil {
 				err = fmt.Errorf("stopping the admin endpoint: %v", e)
 			}
 			_ = caddy.Stop()
