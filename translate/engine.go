@@ -261,5 +261,5 @@ func (e *Engine) learn(list string, ids []string, start int, short bool) {
 	default:
 		run = []sample{{start, ids[0]}, {start + n - 1, ids[n-1]}}
 	}
-	e.Index.learn(list, run, start+len(ids), end)
+	e.Index.learnAnswer(list, run, start+len(ids), end, answerIDs{start, ids})
 }

@@ -104,6 +104,26 @@ func (x *Index) lookup(list, id string) hint {
 // An answer is the freshest truth about its range, so samples inside the id
 // range of run, and neighbours whose offsets contradict it, are dropped.
 func (x *Index) learn(list string, run []sample, seenTo, end int) {
+	x.learnAnswer(list, run, seenTo, end, answerIDs{})
+}
+
+// answerIDs is every id of one answer, from offset start.
+type answerIDs struct {
+	start int
+	ids   []string
+}
+
+// confirms reports whether the answer holds s's id at s's offset.
+func (a answerIDs) confirms(order Order, s sample) bool {
+	k := s.off - a.start
+	return k >= 0 && k < len(a.ids) && order.Compare(a.ids[k], s.id) == 0
+}
+
+// learnAnswer is learn for run taken from the answer a: samples inside its
+// range that a confirms are kept, as fresh as run. Concurrent walkers then
+// do not wipe out each other's next cursor with their answers, which would
+// make each next page search where one call would do.
+func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answerIDs) {
 	if x == nil || x.limit < 1 {
 		return
 	}
@@ -126,7 +146,7 @@ func (x *Index) learn(list string, run []sample, seenTo, end int) {
 	}
 	if len(run) > 0 {
 		before := len(p.samples)
-		p.samples = x.splice(p.samples, run)
+		p.samples = x.splice(p.samples, run, a)
 		x.total += len(p.samples) - before
 	}
 	if p.end >= 0 {
@@ -141,8 +161,9 @@ func (x *Index) learn(list string, run []sample, seenTo, end int) {
 	x.evict(p)
 }
 
-// splice replaces the samples that run supersedes with run.
-func (x *Index) splice(samples, run []sample) []sample {
+// splice replaces the samples that run supersedes with run and those of
+// them that a confirms.
+func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
 	first, last := run[0], run[len(run)-1]
 	i := sort.Search(len(samples), func(i int) bool {
 		return x.order.Compare(samples[i].id, first.id) >= 0
@@ -159,20 +180,28 @@ func (x *Index) splice(samples, run []sample) []sample {
 	for j < len(samples) && samples[j].off <= last.off {
 		j++
 	}
-	// Ids are cloned: they usually point into a response body, which must
-	// not stay alive for as long as the index remembers its ids.
-	fresh := make([]sample, len(run))
-	for k, s := range run {
-		fresh[k] = sample{off: s.off, id: strings.Clone(s.id)}
+	// Ids of run are cloned: they usually point into a response body,
+	// which must not stay alive for as long as the index remembers its ids.
+	// Kept samples are the index's own already.
+	fresh := make([]sample, 0, len(run))
+	old := samples[i:j]
+	for _, s := range run {
+		for len(old) > 0 && old[0].off <= s.off {
+			if old[0].off < s.off && old[0].off > first.off && a.confirms(x.order, old[0]) {
+				fresh = append(fresh, old[0])
+			}
+			old = old[1:]
+		}
+		fresh = append(fresh, sample{off: s.off, id: strings.Clone(s.id)})
 	}
 	tail := len(samples) - j
 	out := samples
-	if grow := len(run) - (j - i); grow > 0 {
+	if grow := len(fresh) - (j - i); grow > 0 {
 		out = append(samples, make([]sample, grow)...)
 	}
-	copy(out[i+len(run):], samples[j:j+tail])
+	copy(out[i+len(fresh):], samples[j:j+tail])
 	copy(out[i:], fresh)
-	n := i + len(run) + tail
+	n := i + len(fresh) + tail
 	clear(out[n:])
 	return out[:n]
 }
