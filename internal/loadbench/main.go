@@ -2,10 +2,11 @@
 // loopback only, it starts the reference backend, then drives it directly,
 // through a plain Caddy reverse_proxy and through the gateway (Caddy with
 // helpdesk_gateway in front of reverse_proxy), with the same concurrent
-// clients for a bounded time each, one phase after another, and prints the
-// figures side by side with the gateway's ratios to the plain proxy.
+// clients for a bounded time each, the targets taking turns, and prints
+// the figures side by side with the gateway's ratios to the plain proxy.
+// It stops by itself; BENCHMARKS.md holds its figures.
 //
-//	go run ./internal/loadbench -duration 5s -clients 1,8
+//	go run ./internal/loadbench -duration 6s -rounds 6
 //
 // The clients walk one list from its first page to its last, again and
 // again: by _cursor on the gateway, by _page (sorted by id, ascending) on
