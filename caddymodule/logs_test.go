@@ -52,6 +52,27 @@ func TestWarningsCarryNoCredentialsOrBodies(t *testing.T) {
 	assert.NotContains(t, all.String(), "secret body")
 }
 
+// provisioned returns a gateway provisioned with the defaults, for tests
+// that call its ServeHTTP directly.
+func provisioned(t *testing.T) *Gateway {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	t.Cleanup(cancel)
+	g := new(Gateway)
+	require.NoError(t, g.Provision(ctx))
+	return g
+}
+
+// assertNoSecretLogged checks that no logged field holds the test's
+// credential, s3cret.
+func assertNoSecretLogged(t *testing.T, logs *observer.ObservedLogs) {
+	t.Helper()
+	for _, e := range logs.All() {
+		for k, v := range e.ContextMap() {
+			assert.NotContains(t, toString(v), "s3cret", k)
+		}
+	}
+}
+
 func toString(v any) string {
 	if s, ok := v.(string); ok {
 		return s
@@ -60,10 +81,7 @@ func toString(v any) string {
 }
 
 func TestOneDebugLinePerCursorRequest(t *testing.T) {
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
-	defer cancel()
-	g := new(Gateway)
-	require.NoError(t, g.Provision(ctx))
+	g := provisioned(t)
 	core, logs := observer.New(zapcore.DebugLevel)
 	g.logger = zap.New(core)
 	b := legacy.New(legacy.Config{Seed: 1, Records: 50})
@@ -86,21 +104,14 @@ func TestOneDebugLinePerCursorRequest(t *testing.T) {
 	assert.EqualValues(t, 4, f["per_page"])
 	assert.EqualValues(t, 1, f["subrequests"])
 	assert.EqualValues(t, 4, f["records"])
-	for _, e := range logs.All() {
-		for _, v := range e.ContextMap() {
-			assert.NotContains(t, toString(v), "s3cret")
-		}
-	}
+	assertNoSecretLogged(t, logs)
 }
 
 // TestWarningForRelocations deletes records before a position the index
 // has learned, so that the next cursor request finds its hint stale: it
 // logs one warning with the count, and the debug line agrees.
 func TestWarningForRelocations(t *testing.T) {
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
-	defer cancel()
-	g := new(Gateway)
-	require.NoError(t, g.Provision(ctx))
+	g := provisioned(t)
 	core, logs := observer.New(zapcore.DebugLevel)
 	g.logger = zap.New(core)
 	b := legacy.New(legacy.Config{Seed: 1, Records: 300})
@@ -135,21 +146,14 @@ func TestWarningForRelocations(t *testing.T) {
 	debug := logs.FilterMessage("cursor page").All()
 	require.Len(t, debug, 2)
 	assert.Equal(t, relocations, debug[1].ContextMap()["relocations"])
-	for _, e := range logs.All() {
-		for _, v := range e.ContextMap() {
-			assert.NotContains(t, toString(v), "s3cret")
-		}
-	}
+	assertNoSecretLogged(t, logs)
 }
 
 // TestOneDebugLinePerOwnedRequest checks that every request on an owned
 // path logs exactly one debug line, whatever became of it: refused for its
 // query or its filters, failed at the backend, or served.
 func TestOneDebugLinePerOwnedRequest(t *testing.T) {
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
-	defer cancel()
-	g := new(Gateway)
-	require.NoError(t, g.Provision(ctx))
+	g := provisioned(t)
 	b := legacy.New(legacy.Config{Seed: 1, Records: 50})
 	backend := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		b.ServeHTTP(w, r)
@@ -200,11 +204,7 @@ func TestOneDebugLinePerOwnedRequest(t *testing.T) {
 			for k, want := range tc.fields {
 				assert.Equal(t, want, fields[k], k)
 			}
-			for _, e := range logs.All() {
-				for _, v := range e.ContextMap() {
-					assert.NotContains(t, toString(v), "s3cret")
-				}
-			}
+			assertNoSecretLogged(t, logs)
 		})
 	}
 }
