@@ -32,17 +32,33 @@ var (
 // release gives the fetcher's answers back for reuse. Nothing read from
 // them (ids, records, a backend's error body) may be used afterwards.
 func (f *fetcher) release() {
-	for i, a := range f.answers {
-		if cap(a.raw) <= maxPooledBuffer {
-			// Drop the ids and records of this answer, so that a buffer
-			// replaced by a larger one is not kept alive through them.
-			clear(a.body.IDs)
-			clear(a.body.Records)
-			answerPool.Put(a)
-		}
-		f.answers[i] = nil
+	for i := range f.answers {
+		f.Release(i)
 	}
 	f.answers = f.answers[:0]
+}
+
+// Release gives back the answer of one call as soon as the engine is done
+// with it: a search probe that gave the page nothing. A cold cursor's
+// search then holds one probe at a time, not every probe until the page
+// is written.
+func (f *fetcher) Release(call int) {
+	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {
+		return
+	}
+	a := f.answers[call]
+	f.answers[call] = nil
+	f.held -= len(a.raw)
+	if call < len(f.bodies) {
+		f.bodies[call], f.headers[call] = nil, nil
+	}
+	if cap(a.raw) <= maxPooledBuffer {
+		// Drop the ids and records of this answer, so that a buffer
+		// replaced by a larger one is not kept alive through them.
+		clear(a.body.IDs)
+		clear(a.body.Records)
+		answerPool.Put(a)
+	}
 }
 
 // pageBuffer returns an empty buffer with room for n bytes, to be given

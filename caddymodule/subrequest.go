@@ -88,7 +88,11 @@ type fetcher struct {
 	bodies  []*legacy.Body // one per call, in order
 	headers []http.Header
 	queries []string     // backend queries, for logs
-	answers []*answerBuf // buffers to give back once the page is written
+	answers []*answerBuf // per call, the buffer to give back; nil once given
+
+	// held and peak are the bytes of the answers held now and at most:
+	// what a page in flight keeps of its backend answers.
+	held, peak int
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
@@ -115,6 +119,8 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	answer := newCapture(f.g.MaxBodySize, buf.raw[:0])
 	err := serveSubrequest(f.next, answer, req)
 	buf.raw = answer.body
+	f.held += len(buf.raw)
+	f.peak = max(f.peak, f.held)
 	switch {
 	case answer.over:
 		return translate.Batch{}, &legacy.BodyError{Reason: fmt.Sprintf("the answer is larger than max_body_size (%d bytes)", f.g.MaxBodySize)}
@@ -164,4 +170,5 @@ var (
 	_ http.ResponseWriter = (*capture)(nil)
 	_ http.Flusher        = (*capture)(nil)
 	_ translate.Fetcher   = (*fetcher)(nil)
+	_ translate.Releaser  = (*fetcher)(nil)
 )

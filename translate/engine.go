@@ -13,6 +13,17 @@ type Fetcher interface {
 	Fetch(ctx context.Context, w Window) (Batch, error)
 }
 
+// Releaser is a Fetcher that can free an answer before the page is done.
+// The engine calls Release with the number of a call (0-based, in the order
+// of the calls, as Page.Source counts them) whose answer gave the page
+// nothing: a probe of the search that did not settle the cursor's place.
+// Once called, the engine holds no reference into that answer's ids or
+// records, so a page in flight keeps only the answers its records and
+// envelope come from, whatever the search cost.
+type Releaser interface {
+	Release(call int)
+}
+
 // Batch is one backend answer.
 type Batch struct {
 	IDs     []string // record ids, in the order the backend sent them
@@ -108,6 +119,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	}
 	want := req.Size + 1 // the page and one record more, to know if more exist
 	pg := &Page{Source: -1}
+	rel, _ := f.(Releaser)
 	var takenOff []int
 
 	var s *search
@@ -159,6 +171,9 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		if !settled {
 			if s.observe(start, b.IDs, below, short) {
 				pg.Relocations++
+			}
+			if rel != nil {
+				rel.Release(pg.Calls - 1) // observe kept copies of what it needs
 			}
 			continue
 		}

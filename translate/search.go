@@ -1,5 +1,7 @@
 package translate
 
+import "strings"
+
 // search locates, in an offset-paged list that is sorted by id, the first
 // offset whose id is greater than a cursor id: the boundary.
 //
@@ -146,10 +148,11 @@ func (s *search) extrapolate() (int, bool) {
 // boundary: ids, at offsets from start, are all at or below the cursor
 // (below == len(ids)), or all above it (below == 0), or there are none.
 // It reports whether the answer contradicted a bound, that is, whether a
-// hint or an earlier answer had gone stale.
+// hint or an earlier answer had gone stale. The ids it keeps are copies:
+// the answer may be released as soon as it returns.
 func (s *search) observe(start int, ids []string, below int, short bool) (stale bool) {
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
-		s.baseOff, s.baseID = start, ids[0]
+		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
 	switch {
 	case len(ids) == 0 && s.extrapolated:
@@ -171,14 +174,14 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 			s.dropLo(start)
 		}
 	case below == 0:
-		s.hi, s.hiID = start, ids[0]
+		s.hi, s.hiID = start, strings.Clone(ids[0])
 		if s.lo >= start {
 			stale = true
 			s.dropLo(start)
 		}
 	default: // all at or below the cursor, and the answer was full
 		last := start + len(ids) - 1
-		s.lo, s.loID = last, ids[len(ids)-1]
+		s.lo, s.loID = last, strings.Clone(ids[len(ids)-1])
 		s.step = max(2*s.step, 2*len(ids))
 		if s.hi >= 0 && s.hi <= last {
 			stale = true
