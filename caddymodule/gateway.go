@@ -121,6 +121,7 @@ type endpoint struct {
 	name   string // as configured, e.g. /calls
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
+	m      *endpointMetrics
 }
 
 // CaddyModule returns the Caddy module information.
@@ -172,10 +173,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
-		}}
+		}, m: newEndpointMetrics(name, true)}
 	}
 	for _, name := range g.FilterEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name}
+		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
 	}
 	return nil
 }

@@ -66,3 +66,26 @@ func registerMetrics(registry *prometheus.Registry) error {
 	}
 	return nil
 }
+
+// endpointMetrics are one endpoint's children of the collectors for what
+// happens on most requests, looked up once at Provision: a lookup by label
+// values hashes the labels and takes a lock on every request. Rarer
+// outcomes are looked up as they happen.
+type endpointMetrics struct {
+	ok, clientError prometheus.Counter
+	subrequests     prometheus.Observer // cursor endpoints only
+	hit, miss       prometheus.Counter  // cursor endpoints only
+}
+
+func newEndpointMetrics(name string, cursor bool) *endpointMetrics {
+	m := &endpointMetrics{
+		ok:          metrics.requests.WithLabelValues(name, outcomeOK),
+		clientError: metrics.requests.WithLabelValues(name, outcomeClientError),
+	}
+	if cursor {
+		m.subrequests = metrics.subrequests.WithLabelValues(name)
+		m.hit = metrics.index.WithLabelValues(name, "hit")
+		m.miss = metrics.index.WithLabelValues(name, "miss")
+	}
+	return m
+}

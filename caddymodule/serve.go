@@ -42,7 +42,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	reject := func(reason, message string) error {
 		outcome, rejection = outcomeClientError, reason
 		metrics.filterRejections.WithLabelValues(reason).Inc()
-		metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
+		ep.m.clientError.Inc()
 		writeError(w, http.StatusBadRequest, message)
 		return nil
 	}
@@ -73,7 +73,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 		}
 		return reject(reason, "invalid _filters: "+err.Error())
 	}
-	metrics.requests.WithLabelValues(ep.name, outcomeOK).Inc()
+	ep.m.ok.Inc()
 	return next.ServeHTTP(w, r)
 }
 
@@ -91,7 +91,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 
 	q, err := g.parsePageQuery(r.URL.RawQuery)
 	if err != nil {
-		metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
+		ep.m.clientError.Inc()
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
@@ -104,7 +104,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			}
 		}
 		if err != nil {
-			metrics.requests.WithLabelValues(ep.name, outcomeClientError).Inc()
+			ep.m.clientError.Inc()
 			writeError(w, http.StatusBadRequest, err.Error())
 			return nil
 		}
@@ -115,20 +115,20 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	f = &fetcher{g: g, r: r, next: next, forward: q.forward}
 	defer f.release()
 	pg, err = ep.engine.Page(r.Context(), f, req)
-	metrics.subrequests.WithLabelValues(ep.name).Observe(float64(len(f.queries)))
+	ep.m.subrequests.Observe(float64(len(f.queries)))
 	if err != nil {
 		outcome = g.pageFailed(w, ep, f, err)
 		metrics.requests.WithLabelValues(ep.name, outcome).Inc()
 		return nil
 	}
 	outcome = outcomeOK
-	metrics.requests.WithLabelValues(ep.name, outcomeOK).Inc()
+	ep.m.ok.Inc()
 	if req.After != "" {
-		event := "miss"
 		if pg.IndexHit {
-			event = "hit"
+			ep.m.hit.Inc()
+		} else {
+			ep.m.miss.Inc()
 		}
-		metrics.index.WithLabelValues(ep.name, event).Inc()
 	}
 	if pg.Relocations > 0 {
 		metrics.index.WithLabelValues(ep.name, "relocation").Add(float64(pg.Relocations))

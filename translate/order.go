@@ -60,6 +60,11 @@ func (o Order) Compare(a, b string) int {
 	if o == Lexical {
 		return strings.Compare(a, b)
 	}
+	// Most ids are positive with no leading zero: compare them at once.
+	// It is the engine's inner loop, once per id of every answer.
+	if a[0] > '0' && b[0] > '0' {
+		return compareDigits(a, b)
+	}
 	negA, negB := a[0] == '-', b[0] == '-'
 	if negA != negB {
 		if isZero(a) && isZero(b) {
@@ -70,11 +75,21 @@ func (o Order) Compare(a, b string) int {
 		}
 		return 1
 	}
-	c := compareDigits(strings.TrimLeft(a, "-0"), strings.TrimLeft(b, "-0"))
+	c := compareDigits(trimSignAndZeros(a), trimSignAndZeros(b))
 	if negA {
 		return -c
 	}
 	return c
+}
+
+// trimSignAndZeros drops a leading minus sign and leading zeros:
+// strings.TrimLeft(s, "-0") without building its cut set on every call.
+func trimSignAndZeros(s string) string {
+	i := 0
+	for i < len(s) && (s[i] == '-' || s[i] == '0') {
+		i++
+	}
+	return s[i:]
 }
 
 func compareDigits(a, b string) int {
@@ -87,7 +102,7 @@ func compareDigits(a, b string) int {
 	return strings.Compare(a, b)
 }
 
-func isZero(s string) bool { return strings.TrimLeft(s, "-0") == "" }
+func isZero(s string) bool { return trimSignAndZeros(s) == "" }
 
 // value maps a numeric id onto a float for interpolation. Precision loss on
 // huge ids only makes a guess less sharp, never a result wrong.
