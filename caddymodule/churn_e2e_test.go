@@ -96,7 +96,7 @@ func TestConsistencyUnderChurn(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				perPage := []int{7, 25, 60}[client] // 60 needs stitched calls
-				ids, _ := walkCursor(t, c.URL, "/"+l, perPage, "")
+				ids, _ := walkCursorRetrying(t, c.URL, "/"+l, perPage, "", 5)
 				mu.Lock()
 				walks = append(walks, walk{l, ids})
 				mu.Unlock()
@@ -104,7 +104,7 @@ func TestConsistencyUnderChurn(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	require.Len(t, walks, 12)
+	require.Equal(t, 12, len(walks), "every walk finished")
 
 	m.mu.Lock()
 	defer m.mu.Unlock()

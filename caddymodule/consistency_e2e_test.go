@@ -68,7 +68,7 @@ http://:0 {
 		}
 	}
 	wg.Wait()
-	require.Len(t, walks, 3*len(cursorEndpoints))
+	require.Equal(t, 3*len(cursorEndpoints), len(walks), "every walk finished")
 
 	for _, w := range walks {
 		for i := 1; i < len(w.ids); i++ {
