@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,7 +32,14 @@ func TestCaptureRoomFromContentLength(t *testing.T) {
 			assert.Equal(t, "[]", string(c.body))
 		})
 	}
-	c := newCapture(4, nil)
+	// A length the backend claims makes no more room than a pooled buffer
+	// before the bytes come.
+	c := newCapture(1<<30, nil)
+	c.Header().Set("Content-Length", strconv.Itoa(1<<30))
+	c.WriteHeader(http.StatusOK)
+	assert.Equal(t, maxPooledBuffer, cap(c.body))
+
+	c = newCapture(4, nil)
 	_, err := c.Write([]byte("12345"))
 	assert.ErrorIs(t, err, errBodyTooLarge)
 	assert.True(t, c.over)

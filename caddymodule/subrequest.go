@@ -37,8 +37,11 @@ func (c *capture) WriteHeader(status int) {
 		c.status = status
 		// Room for the whole body at once, when its length is known and
 		// allowed: no growing by copies as the proxy writes it in pieces.
+		// Up to maxPooledBuffer only: the header is the backend's word, and
+		// a false one must not make us hold max_body_size before a byte
+		// has come; a larger body grows by append as it arrives.
 		if n, err := strconv.ParseInt(c.header.Get("Content-Length"), 10, 64); err == nil && n > int64(cap(c.body)) && n <= c.limit {
-			c.body = make([]byte, 0, n)
+			c.body = make([]byte, 0, min(n, maxPooledBuffer))
 		}
 	}
 }
