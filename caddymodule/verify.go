@@ -413,7 +413,13 @@ func (v *verifier) fetch(ctx context.Context, q url.Values) (ids []string, next 
 	if err != nil {
 		return nil, "", fmt.Errorf("GET %s: %w (check --records-path and --id-field)", redactURL(&u), err)
 	}
-	return parsed.IDs, resp.Header.Get(nextPageCursor), nil
+	// The ids point into the body; copies keep a walk's memory to its ids
+	// rather than every page it read.
+	ids = make([]string, len(parsed.IDs))
+	for i, id := range parsed.IDs {
+		ids[i] = strings.Clone(id)
+	}
+	return ids, resp.Header.Get(nextPageCursor), nil
 }
 
 // redactURL is u for the report, without credentials in its query.
