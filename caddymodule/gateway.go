@@ -109,11 +109,12 @@ type Gateway struct {
 	ChannelTypes []string `json:"channel_types,omitempty"`
 	PeriodCodes  []string `json:"period_codes,omitempty"`
 
-	order      translate.Order
-	sortParams url.Values // backend_sort, parsed
-	endpoints  map[string]*endpoint
-	filters    *translate.FilterValidator
-	logger     *zap.Logger
+	order       translate.Order
+	sortParams  url.Values // backend_sort, parsed
+	shadowNames []string   // the names parameters must not pass for; see shadowError
+	endpoints   map[string]*endpoint
+	filters     *translate.FilterValidator
+	logger      *zap.Logger
 }
 
 // endpoint is one owned path.
@@ -159,6 +160,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	}
 	g.order, _ = translate.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
+	g.shadowNames = shadowNames(g.sortParams)
 	g.filters = translate.NewFilterValidator(translate.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -81,8 +82,8 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 				}
 				continue
 			}
-			if name := g.shadowed(key); name != "" {
-				return q, badQuery("the parameter name %.40q could be read as %s by the backend: send %s spelt exactly so, once", rawKey, name, name)
+			if err := shadowError(rawKey, key, g.shadowNames); err != nil {
+				return q, err
 			}
 			kept = append(kept, pair)
 			continue
@@ -138,28 +139,42 @@ func wholeNumber(s string) (int, bool) {
 // and, but for _cursor, writes into its own backend queries.
 var pagingParams = []string{"_cursor", "_page", "_perPage", "_sortField", "_sortDir"}
 
-// shadowed returns the gateway parameter (of pagingParams and backend_sort)
-// that key, not itself one of them, could pass for once a backend has
-// read it, or "" when there is none.
-func (g *Gateway) shadowed(key string) string {
-	if name := shadowOf(key, pagingParams); name != "" {
-		return name
-	}
-	for name := range g.sortParams {
-		if shadowOf(key, []string{name}) != "" {
-			return name
+// shadowNames lists the gateway's own parameters on a cursor endpoint,
+// pagingParams and backend_sort's, each once: the names a client must not
+// smuggle past it in another spelling.
+func shadowNames(sortParams url.Values) []string {
+	names := slices.Clone(pagingParams)
+	for name := range sortParams {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
 		}
 	}
-	return ""
+	return names
 }
 
-// shadowOf returns the name among names that key could be read as by a
-// common backend, when key is not exactly that name: after further rounds
-// of percent-decoding, without surrounding spaces, with ' ' and '.' read
-// as '_' and anything from '[' or NUL on dropped (as PHP reads names), and
-// regardless of case (as ASP.NET does). A client could otherwise slip a
-// second _page past the gateway into its own backend query.
-func shadowOf(key string, names []string) string {
+// shadowError refuses key, as sent in the query (rawKey), when a backend
+// could read it as one of names without it being exactly that name; a
+// client could otherwise slip a second _page past the gateway into its own
+// backend query, or an unchecked _filters past the validator.
+func shadowError(rawKey, key string, names []string) error {
+	read := backendReading(key)
+	for _, name := range names {
+		if key != name && strings.EqualFold(read, name) {
+			return badQuery("the parameter name %.40q could be read as %s by the backend: send %s spelt exactly so, once", rawKey, name, name)
+		}
+	}
+	return nil
+}
+
+// nameSeparators are read as '_' in a parameter name, as PHP reads them.
+var nameSeparators = strings.NewReplacer(" ", "_", ".", "_")
+
+// backendReading returns how a common backend may read the parameter name
+// key: after further rounds of percent-decoding, without surrounding
+// spaces, with ' ' and '.' read as '_' and anything from '[' or NUL on
+// dropped (as PHP reads names). Callers compare it regardless of case, as
+// ASP.NET reads names.
+func backendReading(key string) string {
 	k := key
 	for range 3 {
 		if !strings.Contains(k, "%") {
@@ -174,11 +189,5 @@ func shadowOf(key string, names []string) string {
 	if i := strings.IndexAny(k, "[\x00"); i >= 0 {
 		k = k[:i]
 	}
-	k = strings.NewReplacer(" ", "_", ".", "_").Replace(strings.TrimSpace(k))
-	for _, name := range names {
-		if key != name && strings.EqualFold(k, name) {
-			return name
-		}
-	}
-	return ""
+	return nameSeparators.Replace(strings.TrimSpace(k))
 }

@@ -10,7 +10,8 @@ import (
 )
 
 func testGateway() *Gateway {
-	return &Gateway{IDField: "id", DefaultPerPage: 10, MaxPerPage: 100, MaxQueryLength: 512}
+	// The fields Provision would fill that parsePageQuery reads.
+	return &Gateway{IDField: "id", DefaultPerPage: 10, MaxPerPage: 100, MaxQueryLength: 512, shadowNames: pagingParams}
 }
 
 func TestParsePageQuery(t *testing.T) {
@@ -74,6 +75,7 @@ func TestParsePageQuery(t *testing.T) {
 func TestParsePageQueryCustomSort(t *testing.T) {
 	g := testGateway()
 	g.sortParams = url.Values{"sort": {"id"}, "order": {"asc"}}
+	g.shadowNames = shadowNames(g.sortParams)
 	for _, tc := range []struct{ raw, forward, wantErr string }{
 		{raw: "sort=id&order=ASC&x=1", forward: "x=1"},
 		{raw: "sort=date", wantErr: "omit sort, or send sort=id"},
@@ -97,7 +99,7 @@ func TestParsePageQueryCustomSort(t *testing.T) {
 
 // backendName is how a lenient backend could read a parameter name: decoded
 // as often as it nests, trimmed, ' ' and '.' as '_', cut at '[' or NUL,
-// lower case. It is written apart from shadowOf on purpose.
+// lower case. It is written apart from backendReading on purpose.
 func backendName(k string) string {
 	for range 4 {
 		d, err := url.QueryUnescape(k)

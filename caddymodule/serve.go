@@ -15,6 +15,9 @@ import (
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
+// filterParams is the parameter a filter endpoint checks.
+var filterParams = []string{"_filters"}
+
 // nextPageCursor is the response header that carries the next cursor.
 const nextPageCursor = "next_page_cursor"
 
@@ -54,8 +57,8 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 		return reject("query", "the query is not valid: "+err.Error())
 	}
 	for key := range values {
-		if shadowOf(key, []string{"_filters"}) != "" {
-			return reject("query", fmt.Sprintf("the parameter name %.40q could be read as _filters by the backend: send _filters spelt exactly so, once", key))
+		if err := shadowError(key, key, filterParams); err != nil {
+			return reject("query", err.Error())
 		}
 	}
 	raw, ok := values["_filters"]
