@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -124,7 +125,7 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 }
 
 // maxPage bounds _page * _perPage so offsets never overflow.
-const maxPage = 1 << 40
+const maxPage = min(1<<40, math.MaxInt) // 2^40, or less where int is 32 bits
 
 // wholeNumber parses digits only: no sign, no spaces, at most 12 digits.
 func wholeNumber(s string) (int, bool) {

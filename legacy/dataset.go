@@ -87,7 +87,7 @@ func (g *gen) after(t time.Time, within time.Duration) time.Time {
 
 // phone returns a random E.164 number.
 func (g *gen) phone() string {
-	return "+44" + strconv.Itoa(7000000000+g.r.IntN(1000000000))
+	return "+44" + strconv.FormatInt(7000000000+g.r.Int64N(1000000000), 10)
 }
 
 // dateTime formats t the way the API writes date-times, "YYYY-MM-DD

@@ -29,7 +29,7 @@ func TestNumericCompareAgreesWithBigInt(t *testing.T) {
 		}
 		return sb.String()
 	}
-	ids := []string{"0", "-0", "00", "1", "-1", "9", "10", "007", strconv.Itoa(1 << 40)}
+	ids := []string{"0", "-0", "00", "1", "-1", "9", "10", "007", strconv.FormatInt(1<<40, 10)}
 	for range 2000 {
 		ids = append(ids, id())
 	}

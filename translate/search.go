@@ -1,6 +1,9 @@
 package translate
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // search locates, in an offset-paged list that is sorted by id, the first
 // offset whose id is greater than a cursor id: the boundary.
@@ -122,7 +125,7 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 // maxLeap bounds the offset an extrapolated leap may probe: past it a
 // guess says more about an odd cursor id than about the list, and a
 // backend should not be asked for absurd offsets.
-const maxLeap = 1 << 31
+const maxLeap = math.MaxInt32
 
 // extrapolate guesses the boundary while the list's end is unknown, from
 // the density of the ids between base and lo: on evenly spread ids a cold
