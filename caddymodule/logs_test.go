@@ -19,8 +19,6 @@ import (
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
-func translateCursor(id string) string { return translate.EncodeCursor(id) }
-
 // TestWarningsCarryNoCredentialsOrBodies checks the warning logged for an
 // unusable backend answer: structured, with the endpoint and the backend
 // query, and without the client's key or the body.
@@ -90,7 +88,7 @@ func TestOneDebugLinePerCursorRequest(t *testing.T) {
 		return nil
 	})
 	id := strconv.FormatInt(b.IDs("calls")[1], 10) // inside the first probe of a cold index
-	r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=4&apikey=s3cret&_cursor="+translateCursor(id), nil)
+	r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=4&apikey=s3cret&_cursor="+translate.EncodeCursor(id), nil)
 	w := httptest.NewRecorder()
 	require.NoError(t, g.ServeHTTP(w, r, next))
 	require.Equal(t, http.StatusOK, w.Code)
@@ -123,7 +121,7 @@ func TestWarningForRelocations(t *testing.T) {
 	cursor := strconv.FormatInt(ids[199], 10)
 	page := func() {
 		w := httptest.NewRecorder()
-		r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=10&apikey=s3cret&_cursor="+translateCursor(cursor), nil)
+		r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=10&apikey=s3cret&_cursor="+translate.EncodeCursor(cursor), nil)
 		require.NoError(t, g.ServeHTTP(w, r, next))
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	}
@@ -173,9 +171,9 @@ func TestOneDebugLinePerOwnedRequest(t *testing.T) {
 	}{
 		{"cursor refused for its query", "/calls?_perPage=0&apikey=s3cret", backend, 400, "cursor page",
 			map[string]any{"outcome": outcomeClientError, "subrequests": int64(0), "records": int64(0)}},
-		{"cursor id not a number", "/calls?_cursor=" + translateCursor("abc"), backend, 400, "cursor page",
+		{"cursor id not a number", "/calls?_cursor=" + translate.EncodeCursor("abc"), backend, 400, "cursor page",
 			map[string]any{"outcome": outcomeClientError, "cursor_id": "abc", "subrequests": int64(0)}},
-		{"long cursor id is cut", "/calls?_cursor=" + translateCursor(long), backend, 200, "cursor page",
+		{"long cursor id is cut", "/calls?_cursor=" + translate.EncodeCursor(long), backend, 200, "cursor page",
 			map[string]any{"outcome": outcomeOK, "cursor_id": long[:128] + "…"}},
 		{"unusable backend answer", "/calls?_perPage=3&apikey=s3cret", broken, 502, "cursor page",
 			map[string]any{"outcome": outcomeUnusable, "subrequests": int64(1), "records": int64(0), "per_page": int64(3)}},
@@ -206,5 +204,16 @@ func TestOneDebugLinePerOwnedRequest(t *testing.T) {
 			}
 			assertNoSecretLogged(t, logs)
 		})
+	}
+}
+
+func TestClipKeepsWholeCharacters(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"abc", "abc"},
+		{"abcdef", "abcd…"},
+		{"abcé", "abc…"}, // é is two bytes: not cut in half
+		{"ééé", "éé…"},
+	} {
+		assert.Equal(t, tc.want, clip(tc.in, 4), tc.in)
 	}
 }

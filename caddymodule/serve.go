@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -251,10 +252,14 @@ func lastQuery(f *fetcher) string {
 	return redactQuery(f.queries[len(f.queries)-1])
 }
 
-// clip cuts s to at most n bytes for a log line, marking the cut.
+// clip cuts s to at most n bytes for a log line, on a character boundary,
+// marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -33,7 +33,7 @@ func main() {
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
 	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (with -targets gateway, of the gateway alone)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (clients and backend run in the same process, so with -targets gateway it holds them too)")
 	flag.Parse()
 
 	var err error
