@@ -53,8 +53,9 @@ type Config struct {
 // concurrent use: each answer is made under one read lock of its list, so
 // it is a consistent snapshot of the list.
 type Backend struct {
-	cfg   Config
-	lists map[string]*list
+	cfg         Config
+	envelopeKey []byte // cfg.Envelope as a JSON string, encoded once
+	lists       map[string]*list
 
 	mu  sync.Mutex // guards gen, whose random source Insert and Churn share
 	gen *gen
@@ -96,7 +97,7 @@ func New(cfg Config) *Backend {
 	newGen := func(stream uint64) *gen {
 		return &gen{r: rand.New(rand.NewPCG(cfg.Seed, stream)), epoch: cfg.DataEpoch, maxID: maxID}
 	}
-	b := &Backend{cfg: cfg, lists: make(map[string]*list, len(kinds)), gen: newGen(0)}
+	b := &Backend{cfg: cfg, envelopeKey: encode(cfg.Envelope), lists: make(map[string]*list, len(kinds)), gen: newGen(0)}
 
 	// Each list draws from a stream of its own, so the lists are made in
 	// parallel and still depend on the seed alone.

@@ -1,7 +1,6 @@
 package legacy
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // ServeHTTP answers as the legacy backend. The lists are served at their
@@ -168,13 +169,13 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 	recs = recs[from:min(from+q.perPage, total)]
 	l.served.Add(int64(len(recs)))
 
-	size := len(`{"":[],"total":,"page":,"per_page":}`) + len(b.cfg.Envelope) + 3*20 + len(recs)
+	size := len(`{:[],"total":,"page":,"per_page":}`) + len(b.envelopeKey) + 3*20 + len(recs)
 	for _, r := range recs {
 		size += len(r.json)
 	}
 	body := make([]byte, 0, size)
 	if b.cfg.Envelope != "" {
-		body = append(append(append(body, '{'), encode(b.cfg.Envelope)...), ':')
+		body = append(append(append(body, '{'), b.envelopeKey...), ':')
 	}
 	body = append(body, '[')
 	for i, r := range recs {
@@ -191,27 +192,17 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 }
 
 // filter returns the tickets of l that match the _filters value raw, in
-// id order. Callers hold the read lock.
+// id order, as l holds them. Callers hold the read lock.
 func (b *Backend) filter(l *list, raw string) ([]*record, error) {
-	tickets := make([]*Ticket, len(l.recs))
-	for i, r := range l.recs {
-		tickets[i] = r.ticket
-	}
-	kept, err := filterTickets(tickets, raw, b.cfg.Now())
+	match, err := compileTicketFilters(raw, b.cfg.Now())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*record, 0, len(kept))
-	for _, t := range kept {
-		if i, found := l.find(t.ID); found {
-			out = append(out, l.recs[i])
+	out := make([]*record, 0, len(l.recs))
+	for _, r := range l.recs {
+		if match(r.ticket) {
+			out = append(out, r)
 		}
-	}
-	// filterTickets keeps the order it is given; ordered relies on id
-	// order, so make sure of it rather than trust it.
-	byID := func(a, b *record) int { return cmp.Compare(a.id, b.id) }
-	if !slices.IsSortedFunc(out, byID) {
-		slices.SortFunc(out, byID)
 	}
 	return out, nil
 }
@@ -226,5 +217,5 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 // writeError answers with status and a JSON body {"message": message}.
 func writeError(w http.ResponseWriter, status int, message string) {
-	writeJSON(w, status, encode(map[string]string{"message": message}))
+	writeJSON(w, status, translate.AppendJSONMessage(nil, message))
 }

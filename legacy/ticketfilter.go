@@ -49,6 +49,22 @@ var ticketFilterRules = translate.NewFilterValidator(translate.FilterConfig{Peri
 //     are whole calendar periods; last_7_days and last_30_days run from
 //     the start of the day 6 (29) days ago up to now.
 func filterTickets(tickets []*Ticket, raw string, now time.Time) ([]*Ticket, error) {
+	match, err := compileTicketFilters(raw, now)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Ticket, 0, len(tickets))
+	for _, t := range tickets {
+		if match(t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// compileTicketFilters returns whether a ticket matches every filter of
+// the _filters value raw; "" matches every ticket.
+func compileTicketFilters(raw string, now time.Time) (func(*Ticket) bool, error) {
 	var filters []translate.Filter
 	if raw != "" {
 		var err error
@@ -64,13 +80,9 @@ func filterTickets(tickets []*Ticket, raw string, now time.Time) ([]*Ticket, err
 		}
 		matches[i] = m
 	}
-	out := make([]*Ticket, 0, len(tickets))
-	for _, t := range tickets {
-		if !slices.ContainsFunc(matches, func(m func(*Ticket) bool) bool { return !m(t) }) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return func(t *Ticket) bool {
+		return !slices.ContainsFunc(matches, func(m func(*Ticket) bool) bool { return !m(t) })
+	}, nil
 }
 
 // ticketField reads a filter parameter out of a ticket: one value, or many
