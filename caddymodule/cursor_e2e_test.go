@@ -183,25 +183,11 @@ func lexicalBackend(n int) http.Handler {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("TK-%05d-%c", i*3, 'a'+i%26)
 	}
+	list := &listBackend{tokens: jsonTokens(ids)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		page, _ := strconv.Atoi(q.Get("_page"))
-		size, _ := strconv.Atoi(q.Get("_perPage"))
-		from := min((page-1)*size, n)
-		to := min(from+size, n)
-		var sb strings.Builder
-		sb.WriteString("[")
-		for i, id := range ids[from:to] {
-			if i > 0 {
-				sb.WriteString(",")
-			}
-			fmt.Fprintf(&sb, `{"id":%q,"n":%d}`, id, from+i)
-		}
-		sb.WriteString("]")
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Backend", "lexical")
 		w.Header().Add("Set-Cookie", "a=1")
-		_, _ = w.Write([]byte(sb.String()))
+		list.ServeHTTP(w, r)
 	})
 }
 
