@@ -109,10 +109,7 @@ func TestConsistencyUnderChurn(t *testing.T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, w := range walks {
-		nums := make([]int64, len(w.ids))
-		for i, id := range w.ids {
-			nums[i], _ = strconv.ParseInt(id, 10, 64)
-		}
+		nums := toInts(t, w.ids)
 		for i := 1; i < len(nums); i++ {
 			require.Less(t, nums[i-1], nums[i], "%s: ids must strictly increase (no duplicate)", w.list)
 		}
