@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // mischief changes a list right where each backend call looks: before the
@@ -24,7 +24,7 @@ import (
 // records far before it. It remembers what it deleted, so a test knows
 // which records existed throughout.
 type mischief struct {
-	b    *legacy.Backend
+	b    *reference.Backend
 	next http.Handler
 
 	mu      sync.Mutex
@@ -69,7 +69,7 @@ func (m *mischief) strike(list string, start int) {
 }
 
 func TestConsistencyUnderChurn(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 3, Records: 1500})
+	b := reference.New(reference.Config{Seed: 3, Records: 1500})
 	m := &mischief{b: b, next: b, r: rand.New(rand.NewPCG(1, 1)), deleted: map[string]map[int64]bool{}}
 	lists := []string{"calls", "grid/reports/time", "phone_numbers", "tickets/history"}
 	initial := map[string][]int64{}

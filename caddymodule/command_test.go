@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // runHelpdesk runs `caddy helpdesk args...` as Caddy's command line would:
@@ -121,7 +121,7 @@ func TestHelpdeskFiltersCheck(t *testing.T) {
 // TestHelpdeskVerifyFlags runs verify against the reference backend
 // itself, which needs a key here: the --header flag must carry it.
 func TestHelpdeskVerifyFlags(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 3, Records: 40})
+	b := reference.New(reference.Config{Seed: 3, Records: 40})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Apikey") != "k 1" || r.Header.Get("X-Team") != "ops" {
 			http.Error(w, `{"message":"a key is needed"}`, http.StatusUnauthorized)

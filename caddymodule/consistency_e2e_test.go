@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestConsistencyAroundTheCursor changes every list between a walker's
@@ -26,7 +26,7 @@ import (
 // Every walk: no duplicate, strictly increasing ids, and no record that
 // existed throughout skipped.
 func TestConsistencyAroundTheCursor(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 11, Records: 600, RecordDeletions: true})
+	b := reference.New(reference.Config{Seed: 11, Records: 600, RecordDeletions: true})
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, `
@@ -89,7 +89,7 @@ http://:0 {
 // around the cursor through the backend's own methods. Each page must be
 // exactly the records after the cursor as the list held them, since
 // nothing else changes the list.
-func mutatingWalk(t *testing.T, base string, b *legacy.Backend, list string, perPage int, seed uint64) []int64 {
+func mutatingWalk(t *testing.T, base string, b *reference.Backend, list string, perPage int, seed uint64) []int64 {
 	r := rand.New(rand.NewPCG(seed, 77))
 	var served []int64
 	cursor := ""
@@ -119,7 +119,7 @@ func mutatingWalk(t *testing.T, base string, b *legacy.Backend, list string, per
 }
 
 // strikeAround changes list around id, the cursor of the next page.
-func strikeAround(b *legacy.Backend, list string, id int64, r *rand.Rand) {
+func strikeAround(b *reference.Backend, list string, id int64, r *rand.Rand) {
 	ids := b.IDs(list)
 	i, _ := slices.BinarySearch(ids, id)
 	b.Delete(list, id) // the cursor's own record

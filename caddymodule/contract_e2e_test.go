@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // cursorEndpoints are the spec's four cursor-paged lists, as the reference
@@ -24,7 +24,7 @@ var cursorEndpoints = []string{"calls", "grid/reports/time", "phone_numbers", "t
 // exist, that do not, below the first, at the last and past it, and walks
 // that end without an empty page.
 func TestContractOnEveryEndpoint(t *testing.T) {
-	c, b, _ := startGateway(t, legacy.Config{Seed: 5, Records: 240}, "default_per_page 7")
+	c, b, _ := startGateway(t, reference.Config{Seed: 5, Records: 240}, "default_per_page 7")
 	for _, list := range cursorEndpoints {
 		all := strIDs(b.IDs(list))
 		last := all[len(all)-1]
@@ -87,7 +87,7 @@ func exactCursor(id string) string {
 // cursor a client may send gets the same page, and next_page_cursor is
 // always the one canonical spelling, byte for byte.
 func TestContractLenientCursors(t *testing.T) {
-	c, b, _ := startGateway(t, legacy.Config{Seed: 1, Records: 400}, "")
+	c, b, _ := startGateway(t, reference.Config{Seed: 1, Records: 400}, "")
 	all := strIDs(b.IDs("calls"))
 	at := 123
 	id := all[at]
@@ -140,7 +140,7 @@ func TestContractLenientCursors(t *testing.T) {
 // TestContractPageRequests shows point 5 for _page: a numbered page comes
 // in id order with a cursor, and a client may switch to cursors mid-walk.
 func TestContractPageRequests(t *testing.T) {
-	c, b, rec := startGateway(t, legacy.Config{Seed: 6, Records: 100}, "")
+	c, b, rec := startGateway(t, reference.Config{Seed: 6, Records: 100}, "")
 	for _, list := range cursorEndpoints {
 		all := strIDs(b.IDs(list))
 		a := get(t, c.URL+"/"+list+"?_page=2&_perPage=15")
@@ -169,7 +169,7 @@ func TestContractPageRequests(t *testing.T) {
 // every other parameter and header does, unchanged, on every backend call of
 // a page, including pages stitched from several calls.
 func TestContractForwarding(t *testing.T) {
-	c, b, rec := startGateway(t, legacy.Config{Seed: 7, Records: 300}, "backend_max_per_page 30")
+	c, b, rec := startGateway(t, reference.Config{Seed: 7, Records: 300}, "backend_max_per_page 30")
 	all := strIDs(b.IDs("tickets/history"))
 	rec.reset()
 	a := get(t, c.URL+"/tickets/history?q=a+b%2Bc&_perPage=50&x=%E2%9C%93&_cursor="+cursorFor(all[100])+"&flag&x=2&empty=",
@@ -194,7 +194,7 @@ func TestContractForwarding(t *testing.T) {
 // TestContractPassThrough shows that requests the gateway does not own
 // reach the backend exactly as sent and come back as the backend answered.
 func TestContractPassThrough(t *testing.T) {
-	c, b, rec := startGateway(t, legacy.Config{Seed: 8, Records: 20}, "")
+	c, b, rec := startGateway(t, reference.Config{Seed: 8, Records: 20}, "")
 	ticket := strIDs(b.IDs("tickets"))[3]
 	cursor := cursorFor("5")
 	for _, tc := range []struct {

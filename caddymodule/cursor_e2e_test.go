@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 const gatewaySite = `
@@ -28,9 +28,9 @@ http://:0 {
 
 // startGateway runs the reference backend behind a recorder and a Caddy
 // with the gateway in front of it.
-func startGateway(t *testing.T, backendCfg legacy.Config, options string) (*harness.Caddy, *legacy.Backend, *recorder) {
+func startGateway(t *testing.T, backendCfg reference.Config, options string) (*harness.Caddy, *reference.Backend, *recorder) {
 	t.Helper()
-	b := legacy.New(backendCfg)
+	b := reference.New(backendCfg)
 	rec := &recorder{next: b}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
@@ -47,7 +47,7 @@ func strIDs(ids []int64) []string {
 }
 
 func TestCursorContract(t *testing.T) {
-	c, b, rec := startGateway(t, legacy.Config{Seed: 1, Records: 300}, "")
+	c, b, rec := startGateway(t, reference.Config{Seed: 1, Records: 300}, "")
 	all := strIDs(b.IDs("calls"))
 	rawCursor := func(id string) string { return `{"id":"` + id + `"}` }
 	for _, tc := range []struct {
@@ -122,7 +122,7 @@ func bump(id string) string {
 }
 
 func TestCursorClientErrors(t *testing.T) {
-	c, _, rec := startGateway(t, legacy.Config{Seed: 1, Records: 50}, "max_per_page 100")
+	c, _, rec := startGateway(t, reference.Config{Seed: 1, Records: 50}, "max_per_page 100")
 	for _, tc := range []struct{ name, query, want string }{
 		{"not base64", "_cursor=%%%%", "percent-encoding"},
 		{"bad base64", "_cursor=@@@@", "not base64"},
@@ -159,7 +159,7 @@ func TestCursorClientErrors(t *testing.T) {
 }
 
 func TestCursorBasePathAndEnvelope(t *testing.T) {
-	c, b, _ := startGateway(t, legacy.Config{Seed: 2, Records: 120, BasePath: "/api/v3", Envelope: "data"},
+	c, b, _ := startGateway(t, reference.Config{Seed: 2, Records: 120, BasePath: "/api/v3", Envelope: "data"},
 		"base_path /api/v3\n\t\trecords_path data\n\t\tcursor_endpoints /calls /phone_numbers")
 	all := strIDs(b.IDs("phone_numbers"))
 	a := get(t, c.URL+"/api/v3/phone_numbers?_perPage=7&_cursor="+cursorFor(all[10]))

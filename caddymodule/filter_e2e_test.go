@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 func TestFiltersEndToEnd(t *testing.T) {
-	c, b, rec := startGateway(t, legacy.Config{Seed: 4, Records: 400}, "status_codes open pending resolved closed")
+	c, b, rec := startGateway(t, reference.Config{Seed: 4, Records: 400}, "status_codes open pending resolved closed")
 	total := b.Len("tickets")
 
 	t.Run("valid filters reach the backend byte for byte and filter", func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestFiltersByteForByte sends valid _filters spelt in every way a client
@@ -18,7 +18,7 @@ import (
 // escapes inside the JSON, other parameters around) and checks that the
 // backend receives the query exactly as sent.
 func TestFiltersByteForByte(t *testing.T) {
-	c, _, rec := startGateway(t, legacy.Config{Seed: 4, Records: 200}, "")
+	c, _, rec := startGateway(t, reference.Config{Seed: 4, Records: 200}, "")
 	for _, rawQuery := range []string{
 		`_filters=[["status","IN","open,pending"]]`,
 		`_filters={"subject":"printer"}&_perPage=5`,
@@ -46,7 +46,7 @@ func TestFiltersByteForByte(t *testing.T) {
 // invalid filter: JSON, a message naming the filter's position, the
 // parameter and what is allowed, and no backend call.
 func TestFilterErrorsEndToEnd(t *testing.T) {
-	c, _, rec := startGateway(t, legacy.Config{Seed: 4, Records: 50}, "")
+	c, _, rec := startGateway(t, reference.Config{Seed: 4, Records: 50}, "")
 	for _, tc := range []struct{ raw, message string }{
 		{`[["status","IN","open"],["status","L","open"]]`,
 			`invalid _filters: filter 2 ("status"): operator "L" is not allowed; status takes E, IN, NI`},
@@ -76,7 +76,7 @@ func TestFilterErrorsEndToEnd(t *testing.T) {
 // and checks each through a real Caddy.
 func TestFilterCodeListsAndPlaces(t *testing.T) {
 	c, b, rec := startGateway(t,
-		legacy.Config{Seed: 4, Records: 300, BasePath: "/api/v3", Now: func() time.Time { return time.Date(2025, 12, 31, 12, 0, 0, 0, time.UTC) }},
+		reference.Config{Seed: 4, Records: 300, BasePath: "/api/v3", Now: func() time.Time { return time.Date(2025, 12, 31, 12, 0, 0, 0, time.UTC) }},
 		"base_path /api/v3\n\t\tcursor_endpoints /calls /phone_numbers\n\t\tfilter_endpoints /tickets /tickets/history\n\t\tstatus_codes open pending\n\t\tchannel_types email phone\n\t\tperiod_codes this_month last_month")
 	total := b.Len("tickets")
 	for _, tc := range []struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // chattyBackend is the reference backend with headers of its own on every
@@ -57,7 +57,7 @@ func (c *chattyBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Content-Length; sub-requests ask for identity even when the client
 // accepts gzip, and Caddy's encode compresses the client's answer once.
 func TestOneSetOfHeaders(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 12, Records: 300})
+	b := reference.New(reference.Config{Seed: 12, Records: 300})
 	backend := &chattyBackend{next: b}
 	srv := httptest.NewServer(backend)
 	t.Cleanup(srv.Close)

@@ -9,7 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 func init() {
@@ -37,7 +37,7 @@ type LegacyBackend struct {
 	// Churn is the number of inserts and deletes per second per list.
 	Churn float64 `json:"churn,omitempty"`
 
-	backend *legacy.Backend
+	backend *reference.Backend
 }
 
 // CaddyModule returns the Caddy module information.
@@ -50,7 +50,7 @@ func (LegacyBackend) CaddyModule() caddy.ModuleInfo {
 
 // Provision generates the data set and starts the churn.
 func (l *LegacyBackend) Provision(caddy.Context) error {
-	l.backend = legacy.New(legacy.Config{
+	l.backend = reference.New(reference.Config{
 		Seed:           l.Seed,
 		Records:        l.Records,
 		MaxPerPage:     l.MaxPerPage,

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestLoadUnderChurnWithReload runs many concurrent walkers for a bounded
@@ -37,7 +37,7 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	baseline := runtime.NumGoroutine()
 
-	b := legacy.New(legacy.Config{Seed: 9, Records: 3000, ChurnPerSecond: 300, RecordDeletions: true})
+	b := reference.New(reference.Config{Seed: 9, Records: 3000, ChurnPerSecond: 300, RecordDeletions: true})
 	b.Start()
 	srv := httptest.NewServer(b)
 	lists := []string{"calls", "grid/reports/time", "phone_numbers", "tickets/history"}

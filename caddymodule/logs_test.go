@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -82,7 +83,7 @@ func TestOneDebugLinePerCursorRequest(t *testing.T) {
 	g := provisioned(t)
 	core, logs := observer.New(zapcore.DebugLevel)
 	g.logger = zap.New(core)
-	b := legacy.New(legacy.Config{Seed: 1, Records: 50})
+	b := reference.New(reference.Config{Seed: 1, Records: 50})
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		b.ServeHTTP(w, r)
 		return nil
@@ -112,7 +113,7 @@ func TestWarningForRelocations(t *testing.T) {
 	g := provisioned(t)
 	core, logs := observer.New(zapcore.DebugLevel)
 	g.logger = zap.New(core)
-	b := legacy.New(legacy.Config{Seed: 1, Records: 300})
+	b := reference.New(reference.Config{Seed: 1, Records: 300})
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		b.ServeHTTP(w, r)
 		return nil
@@ -152,7 +153,7 @@ func TestWarningForRelocations(t *testing.T) {
 // query or its filters, failed at the backend, or served.
 func TestOneDebugLinePerOwnedRequest(t *testing.T) {
 	g := provisioned(t)
-	b := legacy.New(legacy.Config{Seed: 1, Records: 50})
+	b := reference.New(reference.Config{Seed: 1, Records: 50})
 	backend := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		b.ServeHTTP(w, r)
 		return nil

@@ -15,13 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestMetricsAtTheAdminEndpoint reads the gateway's metrics from a running
 // Caddy after requests of each outcome.
 func TestMetricsAtTheAdminEndpoint(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 1, Records: 200})
+	b := reference.New(reference.Config{Seed: 1, Records: 200})
 	var broken atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() {
@@ -91,7 +91,7 @@ func metricValue(text, metric string) (float64, bool) {
 // by deleting records before a learned position, then reads the
 // relocation count from a running Caddy.
 func TestRelocationMetricAtTheAdminEndpoint(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 1, Records: 300})
+	b := reference.New(reference.Config{Seed: 1, Records: 300})
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -23,7 +23,7 @@ import (
 // the answers its records come from, and at most one probe more while the
 // search runs, however many probes there were.
 func TestColdCursorHoldsOnlyWhatThePageUses(t *testing.T) {
-	be := legacy.New(legacy.Config{Seed: 3, Records: 20000})
+	be := reference.New(reference.Config{Seed: 3, Records: 20000})
 	ids := be.IDs("calls")
 	for _, tc := range []struct {
 		perPage int

@@ -12,7 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -27,7 +27,7 @@ func BenchmarkServeCursorPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	g.logger = zap.NewNop() // as at the default level: no debug line per page
-	be := legacy.New(legacy.Config{Seed: 1, Records: 20000})
+	be := reference.New(reference.Config{Seed: 1, Records: 20000})
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		be.ServeHTTP(w, r)
 		return nil
@@ -64,7 +64,7 @@ func BenchmarkServeCursorWalk(b *testing.B) {
 		b.Fatal(err)
 	}
 	g.logger = zap.NewNop()
-	be := legacy.New(legacy.Config{Seed: 1, Records: 20000})
+	be := reference.New(reference.Config{Seed: 1, Records: 20000})
 	var answered int
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		cw := &countingWriter{ResponseWriter: w}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -23,7 +23,7 @@ import (
 // a real Caddy with the gateway in front of the reference backend.
 func TestVerifyCommandAgainstTheGateway(t *testing.T) {
 	t.Run("bare array", func(t *testing.T) {
-		c, b, _ := startGateway(t, legacy.Config{Seed: 5, Records: 1000}, "max_per_page 100")
+		c, b, _ := startGateway(t, reference.Config{Seed: 5, Records: 1000}, "max_per_page 100")
 		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "37")
 		require.NoError(t, err, stdout+stderr)
 		n := len(b.IDs("calls"))
@@ -32,7 +32,7 @@ func TestVerifyCommandAgainstTheGateway(t *testing.T) {
 		assert.NotContains(t, stdout, "note:", "nothing changed during the walk")
 	})
 	t.Run("envelope, base path, another list", func(t *testing.T) {
-		c, b, _ := startGateway(t, legacy.Config{Seed: 6, Records: 300, Envelope: "data", BasePath: "/api/v3"},
+		c, b, _ := startGateway(t, reference.Config{Seed: 6, Records: 300, Envelope: "data", BasePath: "/api/v3"},
 			"base_path /api/v3\n\t\trecords_path data")
 		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL+"/", "--endpoint", "/api/v3/tickets/history",
 			"--per-page", "40", "--records-path", "data")
@@ -41,7 +41,7 @@ func TestVerifyCommandAgainstTheGateway(t *testing.T) {
 		assert.Contains(t, stdout, fmt.Sprintf("cursor walk: %d records in %d pages\nOK", n, n/40+1))
 	})
 	t.Run("a gateway refused as too strict fails", func(t *testing.T) {
-		c, _, _ := startGateway(t, legacy.Config{Seed: 5, Records: 100}, "max_per_page 20")
+		c, _, _ := startGateway(t, reference.Config{Seed: 5, Records: 100}, "max_per_page 20")
 		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "37")
 		require.Error(t, err)
 		assert.Contains(t, stdout, "400 Bad Request: ")
@@ -54,7 +54,7 @@ func TestVerifyCommandAgainstTheGateway(t *testing.T) {
 // proxies straight to the backend: the backend ignores _cursor and lists
 // newest first, and verify must say so.
 func TestVerifyCommandFindsNoGatewayInFront(t *testing.T) {
-	_, srv := harness.Backend(t, legacy.Config{Seed: 7, Records: 120})
+	_, srv := harness.Backend(t, reference.Config{Seed: 7, Records: 120})
 	c := harness.Start(t, "http://:0 {\n\treverse_proxy {backend}\n}\n", srv.URL)
 	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "25")
 	require.Error(t, err)
@@ -68,7 +68,7 @@ func TestVerifyCommandFindsNoGatewayInFront(t *testing.T) {
 // deleted between backend calls: the gateway keeps its guarantee, so
 // verify passes, while the _page walks show the churn.
 func TestVerifyCommandUnderChurn(t *testing.T) {
-	b := legacy.New(legacy.Config{Seed: 8, Records: 600})
+	b := reference.New(reference.Config{Seed: 8, Records: 600})
 	ch := &churner{b: b, r: rand.New(rand.NewPCG(8, 8)), used: map[int64]bool{}}
 	for _, id := range b.IDs("calls") {
 		ch.used[id] = true
@@ -89,7 +89,7 @@ func TestVerifyCommandUnderChurn(t *testing.T) {
 // ahead of every backend call on /calls, so verify's assumption that ids
 // are not reused holds.
 type churner struct {
-	b    *legacy.Backend
+	b    *reference.Backend
 	mu   sync.Mutex
 	r    *rand.Rand
 	used map[int64]bool

@@ -1,9 +1,12 @@
-package legacy
+package legacy_test
 
 import (
 	"fmt"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // BenchmarkParseBody slices records and ids out of real reference-backend
@@ -11,7 +14,7 @@ import (
 // is the reading the one-pass scanner replaced, for a ratio in one run;
 // reuse parses into one Body again and again, as a pool of Bodies does.
 func BenchmarkParseBody(b *testing.B) {
-	be := New(Config{Seed: 1, Records: 2000})
+	be := reference.New(reference.Config{Seed: 1, Records: 2000})
 	for _, n := range []int{10, 100, 1000} {
 		rec := httptest.NewRecorder()
 		be.ServeHTTP(rec, httptest.NewRequest("GET", fmt.Sprintf("/calls?_sortField=id&_perPage=%d", n), nil))
@@ -20,7 +23,7 @@ func BenchmarkParseBody(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ParseBody(body, "", "id"); err != nil {
+				if _, err := legacy.ParseBody(body, "", "id"); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -29,13 +32,13 @@ func BenchmarkParseBody(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parseBodyGjson(body, "", "id"); err != nil {
+				if _, err := legacy.ParseBodyGjson(body, "", "id"); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("reuse/records=%d", n), func(b *testing.B) {
-			var p Body
+			var p legacy.Body
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -45,7 +48,7 @@ func BenchmarkParseBody(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("render/records=%d", n), func(b *testing.B) {
-			p, err := ParseBody(body, "", "id")
+			p, err := legacy.ParseBody(body, "", "id")
 			if err != nil {
 				b.Fatal(err)
 			}

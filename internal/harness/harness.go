@@ -22,7 +22,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // Global options of every harness config: no admin endpoint unless asked,
@@ -193,9 +193,9 @@ func FreeLoopbackAddr(t testing.TB) string {
 }
 
 // Backend runs the reference legacy backend on loopback for one test.
-func Backend(t testing.TB, cfg legacy.Config) (*legacy.Backend, *httptest.Server) {
+func Backend(t testing.TB, cfg reference.Config) (*reference.Backend, *httptest.Server) {
 	t.Helper()
-	b := legacy.New(cfg)
+	b := reference.New(cfg)
 	b.Start()
 	srv := httptest.NewServer(b)
 	t.Cleanup(func() {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestStartInFrontOfAnyServer runs Caddy with the gateway in front of a
@@ -54,7 +54,7 @@ func TestStartInFrontOfAnyServer(t *testing.T) {
 // TestStartTwiceInOneTest shows that harnesses follow one another: the
 // second waits for the first to stop, so tests may each start their own.
 func TestStartTwiceInOneTest(t *testing.T) {
-	_, srv := Backend(t, legacy.Config{Seed: 1, Records: 30})
+	_, srv := Backend(t, reference.Config{Seed: 1, Records: 30})
 	site := "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n"
 	first := Start(t, site, srv.URL)
 	first.Stop(t)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // Config is one run of the bench.
@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	if cfg.Duration <= 0 || cfg.Rounds < 1 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
 		return nil, errors.New("nothing to run: set a duration, rounds, records, clients, page sizes and targets")
 	}
-	be := legacy.New(legacy.Config{Seed: cfg.Seed, Records: cfg.Records})
+	be := reference.New(reference.Config{Seed: cfg.Seed, Records: cfg.Records})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (r *Result) add(s Result) {
 
 // phase starts the target, warms it up, measures it for d and returns the
 // counts and the latency of every request.
-func phase(ctx context.Context, cfg Config, be *legacy.Backend, backendURL string, target Target, clients, perPage int, d time.Duration) (Result, []time.Duration, error) {
+func phase(ctx context.Context, cfg Config, be *reference.Backend, backendURL string, target Target, clients, perPage int, d time.Duration) (Result, []time.Duration, error) {
 	base := backendURL
 	if target != Backend {
 		c, err := harness.Run(caddyfiles[target], backendURL)

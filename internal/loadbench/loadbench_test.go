@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestRun runs the bench briefly, so that it cannot rot: every phase must
@@ -54,7 +54,7 @@ func TestRun(t *testing.T) {
 // gateway serves, byte for byte, the pages a _page walk in id order gets
 // through the plain proxy.
 func TestSamePages(t *testing.T) {
-	_, srv := harness.Backend(t, legacy.Config{Seed: 1, Records: 250})
+	_, srv := harness.Backend(t, reference.Config{Seed: 1, Records: 250})
 	proxy := walkBodies(t, Proxy, srv.URL)
 	gateway := walkBodies(t, Gateway, srv.URL)
 	require.Len(t, proxy, 3)

@@ -1,4 +1,19 @@
-package legacy
+// Package reference is the reference legacy help-desk backend, a plain
+// http.Handler that behaves like the backend the gateway fronts. The
+// default Caddyfile and the tests run it.
+//
+// It serves five lists (see Lists) and single tickets at /tickets/{id}. It
+// pages only with _page and _perPage and ignores _cursor; it sorts with
+// _sortField and _sortDir, and lists newest first by default, not by id,
+// so a client that wants id order must ask for it. The ticket list applies
+// _filters. Errors are JSON, {"message": "..."}.
+//
+// Its data set is made from a seed, with dates in the two years before a
+// fixed epoch, so the same seed always gives the same bytes. Each record
+// is encoded once, when it is made: a page is its records' bytes joined.
+// An optional churn inserts and deletes records while the backend runs,
+// so that the gateway's guarantees can be seen under change.
+package reference
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package legacy
+package reference
 
 // Ticket is one help-desk ticket of the reference backend, with the fields of
 // the spec's section 2.1. Date-times are kept as "YYYY-MM-DD hh:mm:ss" strings:

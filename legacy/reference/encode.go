@@ -1,4 +1,4 @@
-package legacy
+package reference
 
 import (
 	"encoding/json"
