@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/verify"
 )
 
 func init() {
@@ -112,7 +113,7 @@ Prints OK and the filters when valid; otherwise what is wrong, and exits 1.`,
 
 func verifyCommand() *cobra.Command {
 	var (
-		cfg     verifyConfig
+		cfg     verify.Config
 		headers []string
 		order   string
 		timeout time.Duration
@@ -141,44 +142,47 @@ seconds; the report to stdout. Exits 1 when any problem was found.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.order, err = translate.ParseOrder(order); err != nil {
+			if cfg.Order, err = translate.ParseOrder(order); err != nil {
 				return fmt.Errorf("--id-order: %w", err)
 			}
-			cfg.header = http.Header{}
+			cfg.Header = http.Header{}
 			for _, h := range headers {
 				k, val, ok := strings.Cut(h, ":")
 				if k = strings.TrimSpace(k); !ok || k == "" || strings.ContainsAny(k, " \t") {
 					return fmt.Errorf("--header %q: want \"Name: value\"", h)
 				}
-				cfg.header.Add(k, strings.TrimSpace(val))
+				cfg.Header.Add(k, strings.TrimSpace(val))
 			}
 			if timeout <= 0 {
 				return fmt.Errorf("--timeout %v: want a positive duration", timeout)
 			}
 			transport := http.DefaultTransport.(*http.Transport).Clone()
-			cfg.client = &http.Client{Timeout: timeout, Transport: transport}
+			cfg.Client = &http.Client{Timeout: timeout, Transport: transport}
 			defer transport.CloseIdleConnections()
-			cfg.progress = cmd.ErrOrStderr()
-			cfg.every = 2 * time.Second
-			problems, err := verify(cmd.Context(), cfg, cmd.OutOrStdout())
+			cfg.Progress = cmd.ErrOrStderr()
+			cfg.Every = 2 * time.Second
+			problems, err := verify.Run(cmd.Context(), cfg, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
 			if problems > 0 {
-				return fmt.Errorf("verify found %s", count(problems, "problem"))
+				if problems == 1 {
+					return errors.New("verify found 1 problem")
+				}
+				return fmt.Errorf("verify found %d problems", problems)
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&cfg.baseURL, "url", "", "base URL of the gateway, e.g. http://127.0.0.1:8080 (required)")
-	fl.StringVar(&cfg.endpoint, "endpoint", "", "cursor endpoint to walk, with base_path and any query, e.g. /calls (required)")
-	fl.IntVar(&cfg.perPage, "per-page", 100, "_perPage of every request")
+	fl.StringVar(&cfg.BaseURL, "url", "", "base URL of the gateway, e.g. http://127.0.0.1:8080 (required)")
+	fl.StringVar(&cfg.Endpoint, "endpoint", "", "cursor endpoint to walk, with base_path and any query, e.g. /calls (required)")
+	fl.IntVar(&cfg.PerPage, "per-page", 100, "_perPage of every request")
 	fl.StringArrayVar(&headers, "header", nil, "request header \"Name: value\", e.g. an API key; repeatable")
-	fl.StringVar(&cfg.idField, "id-field", "id", "gjson path of a record's id (as id_field)")
-	fl.StringVar(&cfg.recordsPath, "records-path", "", "gjson path of the records array; default: the body is the array (as records_path)")
+	fl.StringVar(&cfg.IDField, "id-field", "id", "gjson path of a record's id (as id_field)")
+	fl.StringVar(&cfg.RecordsPath, "records-path", "", "gjson path of the records array; default: the body is the array (as records_path)")
 	fl.StringVar(&order, "id-order", "numeric", "numeric or lexical (as id_order)")
-	fl.IntVar(&cfg.maxPages, "max-pages", 10000, "stop each walk after this many pages")
+	fl.IntVar(&cfg.MaxPages, "max-pages", 10000, "stop each walk after this many pages")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("endpoint")

@@ -151,16 +151,3 @@ func FuzzParsePageQuery(f *testing.F) {
 		}
 	})
 }
-
-func TestRedactQuery(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"apikey=s3cret&status=open&_page=2", "apikey=REDACTED&status=open&_page=2"},
-		{"api_key=a&access_token=b&X-Auth=c&Password=d&sig=e", "api_key=REDACTED&access_token=REDACTED&X-Auth=REDACTED&Password=REDACTED&sig=REDACTED"},
-		{"%61pikey=s3cret", "%61pikey=REDACTED"},
-		{"keyless", "keyless"},
-		{"", ""},
-	} {
-		assert.Equal(t, tc.want, redactQuery(tc.in))
-		assert.NotContains(t, redactQuery(tc.in), "s3cret")
-	}
-}

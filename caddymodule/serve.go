@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -249,7 +250,7 @@ func lastQuery(f *fetcher) string {
 	if len(f.queries) == 0 {
 		return ""
 	}
-	return redactQuery(f.queries[len(f.queries)-1])
+	return redact.Query(f.queries[len(f.queries)-1])
 }
 
 // clip cuts s to at most n bytes for a log line, on a character boundary,

@@ -1,4 +1,4 @@
-package caddymodule
+package verify
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ type fakeGateway struct {
 
 func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.status != 0 {
-		writeError(w, f.status, "no such list")
+		jsonError(w, f.status, "no such list")
 		return
 	}
 	q := r.URL.Query()
@@ -57,7 +57,7 @@ func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if c := q.Get("_cursor"); c != "" {
 			id, err := translate.DecodeCursor(c)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, err.Error())
+				jsonError(w, http.StatusBadRequest, err.Error())
 				return
 			}
 			after, _ = strconv.Atoi(id)
@@ -74,7 +74,7 @@ func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.nextID != nil {
 			last = f.nextID(ids)
 		}
-		w.Header().Set(nextPageCursor, translate.EncodeCursor(last))
+		w.Header().Set("next_page_cursor", translate.EncodeCursor(last))
 	}
 	records := make([]map[string]any, len(ids))
 	for i, id := range ids {
@@ -97,15 +97,15 @@ func without(ids []int, drop ...int) []int {
 	return slices.DeleteFunc(slices.Clone(ids), func(id int) bool { return slices.Contains(drop, id) })
 }
 
-func testVerifyConfig(url string) verifyConfig {
-	return verifyConfig{
-		baseURL: url, endpoint: "/calls", perPage: 10, idField: "id",
-		order: translate.Numeric, maxPages: 1000,
-		client: &http.Client{Timeout: 10 * time.Second},
+func testVerifyConfig(url string) Config {
+	return Config{
+		BaseURL: url, Endpoint: "/calls", PerPage: 10, IDField: "id",
+		Order: translate.Numeric, MaxPages: 1000,
+		Client: &http.Client{Timeout: 10 * time.Second},
 	}
 }
 
-func runFake(t *testing.T, f *fakeGateway, edit func(*verifyConfig)) (int, string) {
+func runFake(t *testing.T, f *fakeGateway, edit func(*Config)) (int, string) {
 	t.Helper()
 	srv := httptest.NewServer(f) // 127.0.0.1
 	t.Cleanup(srv.Close)
@@ -114,7 +114,7 @@ func runFake(t *testing.T, f *fakeGateway, edit func(*verifyConfig)) (int, strin
 		edit(&cfg)
 	}
 	var out bytes.Buffer
-	problems, err := verify(t.Context(), cfg, &out)
+	problems, err := Run(t.Context(), cfg, &out)
 	require.NoError(t, err)
 	return problems, out.String()
 }
@@ -125,7 +125,7 @@ func TestVerifyFindsWhatIsWrong(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		f        *fakeGateway
-		edit     func(*verifyConfig)
+		edit     func(*Config)
 		problems int
 		want     []string // in the report
 	}{
@@ -178,12 +178,12 @@ func TestVerifyFindsWhatIsWrong(t *testing.T) {
 		}}, nil, 1, []string{"cursor: page 3 has 5 records and a next_page_cursor; a page before the last must have 10"}},
 		{"an error answer", &fakeGateway{status: http.StatusNotFound}, nil, 2,
 			[]string{"request: _page walk, _page 1: GET http://", "404 Not Found: no such list", "note: the cursor walk served nothing to compare"}},
-		{"a body without records", &fakeGateway{pageList: same, cursor: all}, func(c *verifyConfig) { c.recordsPath = "data" }, 2,
+		{"a body without records", &fakeGateway{pageList: same, cursor: all}, func(c *Config) { c.RecordsPath = "data" }, 2,
 			[]string{"request: cursor walk, page 1:", `records_path "data"`, "check --records-path and --id-field"}},
-		{"a walk longer than max pages", &fakeGateway{pageList: same, cursor: without(all, 7, 80)}, func(c *verifyConfig) { c.maxPages = 3 }, 4,
+		{"a walk longer than max pages", &fakeGateway{pageList: same, cursor: without(all, 7, 80)}, func(c *Config) { c.MaxPages = 3 }, 4,
 			[]string{"incomplete: _page walk did not end within --max-pages 3 pages", "incomplete: the cursor walk did not end within --max-pages 3 pages",
 				"incomplete: _page recheck did not end", `gap: id "7"`}},
-		{"a key in the endpoint's query is not printed", &fakeGateway{status: http.StatusUnauthorized}, func(c *verifyConfig) { c.endpoint = "/calls?apikey=s3cret" }, 2,
+		{"a key in the endpoint's query is not printed", &fakeGateway{status: http.StatusUnauthorized}, func(c *Config) { c.Endpoint = "/calls?apikey=s3cret" }, 2,
 			[]string{"/calls?apikey=REDACTED"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,8 +204,8 @@ func TestVerifyBoundsItsReport(t *testing.T) {
 		return ids
 	}, nextID: func(ids []int) string { return strconv.Itoa(slices.Max(ids)) }}
 	problems, out := runFake(t, f, nil)
-	assert.Greater(t, problems, verifyMaxShown)
-	assert.Equal(t, verifyMaxShown, bytes.Count([]byte(out), []byte("\norder: cursor page")))
+	assert.Greater(t, problems, maxShown)
+	assert.Equal(t, maxShown, bytes.Count([]byte(out), []byte("\norder: cursor page")))
 	assert.Contains(t, out, "order: more of these follow; only the first 20 are shown")
 	assert.Contains(t, out, "FAIL: "+strconv.Itoa(problems)+" problems (")
 }
@@ -213,9 +213,9 @@ func TestVerifyBoundsItsReport(t *testing.T) {
 func TestVerifyProgress(t *testing.T) {
 	all := ids1to(35)
 	var progress bytes.Buffer
-	_, out := runFake(t, &fakeGateway{pageList: func(int) []int { return all }, cursor: all}, func(c *verifyConfig) {
-		c.progress = &progress
-		c.every = 0 // a line after every page
+	_, out := runFake(t, &fakeGateway{pageList: func(int) []int { return all }, cursor: all}, func(c *Config) {
+		c.Progress = &progress
+		c.Every = 0 // a line after every page
 	})
 	assert.Contains(t, out, "OK")
 	assert.Equal(t, "verify: _page walk: 1 pages, 10 records, at id \"10\"\n"+
@@ -228,29 +228,36 @@ func TestVerifyProgress(t *testing.T) {
 		"verify: cursor walk: 4 pages, 35 records, at id \"35\"\n", progress.String())
 
 	progress.Reset()
-	_, _ = runFake(t, &fakeGateway{pageList: func(int) []int { return all }, cursor: all}, func(c *verifyConfig) {
-		c.progress = &progress
-		c.every = time.Hour
+	_, _ = runFake(t, &fakeGateway{pageList: func(int) []int { return all }, cursor: all}, func(c *Config) {
+		c.Progress = &progress
+		c.Every = time.Hour
 	})
 	assert.Empty(t, progress.String(), "a short walk prints no progress")
 }
 
 func TestVerifyRefusesABadConfig(t *testing.T) {
 	for _, tc := range []struct {
-		edit func(*verifyConfig)
+		edit func(*Config)
 		want string
 	}{
-		{func(c *verifyConfig) { c.baseURL = "127.0.0.1:8080" }, "--url"},
-		{func(c *verifyConfig) { c.baseURL = "ftp://x" }, "--url"},
-		{func(c *verifyConfig) { c.endpoint = "calls" }, "--endpoint"},
-		{func(c *verifyConfig) { c.endpoint = "http://x/calls" }, "--endpoint"},
-		{func(c *verifyConfig) { c.perPage = 0 }, "--per-page"},
-		{func(c *verifyConfig) { c.maxPages = 0 }, "--max-pages"},
-		{func(c *verifyConfig) { c.client = http.DefaultClient }, "timeout"},
+		{func(c *Config) { c.BaseURL = "127.0.0.1:8080" }, "--url"},
+		{func(c *Config) { c.BaseURL = "ftp://x" }, "--url"},
+		{func(c *Config) { c.Endpoint = "calls" }, "--endpoint"},
+		{func(c *Config) { c.Endpoint = "http://x/calls" }, "--endpoint"},
+		{func(c *Config) { c.PerPage = 0 }, "--per-page"},
+		{func(c *Config) { c.MaxPages = 0 }, "--max-pages"},
+		{func(c *Config) { c.Client = http.DefaultClient }, "timeout"},
 	} {
 		cfg := testVerifyConfig("http://127.0.0.1:1")
 		tc.edit(&cfg)
-		_, err := verify(t.Context(), cfg, new(bytes.Buffer))
+		_, err := Run(t.Context(), cfg, new(bytes.Buffer))
 		assert.ErrorContains(t, err, tc.want)
 	}
+}
+
+// jsonError answers as the gateway does when it refuses a request.
+func jsonError(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(translate.AppendJSONMessage(nil, message))
 }

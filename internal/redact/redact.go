@@ -1,4 +1,7 @@
-package caddymodule
+// Package redact takes credentials out of queries and URLs before they
+// reach a log or a report: clients of help-desk APIs often pass their key
+// in the query (apikey=...).
+package redact
 
 import (
 	"net/url"
@@ -9,10 +12,10 @@ import (
 // clients of help-desk APIs often pass their key in the query (apikey=...).
 var secretWords = []string{"key", "token", "secret", "password", "passwd", "auth", "session", "signature", "sig", "credential"}
 
-// redactQuery returns a query for logs: the values of parameters whose
+// Query returns a query for logs: the values of parameters whose
 // names look like credentials are replaced, everything else is kept so an
 // operator can still see which backend query failed.
-func redactQuery(query string) string {
+func Query(query string) string {
 	var b strings.Builder
 	b.Grow(len(query))
 	for i, pair := range strings.Split(query, "&") {
@@ -42,4 +45,13 @@ func isSecretName(name string) bool {
 		}
 	}
 	return false
+}
+
+// URL is u for a log or report: no user info, and no credentials in its
+// query.
+func URL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = Query(c.RawQuery)
+	return c.String()
 }

@@ -1,4 +1,7 @@
-package caddymodule
+// Package verify is the rollout check behind `caddy helpdesk verify`: an
+// HTTP client that walks a cursor endpoint through a running gateway by
+// _page and by cursor and compares the two walks record for record.
+package verify
 
 import (
 	"context"
@@ -13,33 +16,34 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
-// verifyConfig says what `caddy helpdesk verify` walks and how.
-type verifyConfig struct {
-	baseURL     string      // the gateway, e.g. http://127.0.0.1:8080
-	endpoint    string      // a cursor endpoint, optionally with a query: /calls?status=open
-	perPage     int         // _perPage of every request
-	header      http.Header // sent with every request, e.g. the client's API key
-	idField     string      // gjson path of a record's id
-	recordsPath string      // gjson path of the records array; "" when the body is the array
-	order       translate.Order
-	maxPages    int           // bound of each walk
-	client      *http.Client  // must have a timeout
-	progress    io.Writer     // progress lines; nil for none
-	every       time.Duration // between progress lines; a walk shorter than this prints none
+// Config says what a verify run walks and how.
+type Config struct {
+	BaseURL     string      // the gateway, e.g. http://127.0.0.1:8080
+	Endpoint    string      // a cursor endpoint, optionally with a query: /calls?status=open
+	PerPage     int         // _perPage of every request
+	Header      http.Header // sent with every request, e.g. the client's API key
+	IDField     string      // gjson path of a record's id
+	RecordsPath string      // gjson path of the records array; "" when the body is the array
+	Order       translate.Order
+	MaxPages    int           // bound of each walk
+	Client      *http.Client  // must have a timeout
+	Progress    io.Writer     // progress lines; nil for none
+	Every       time.Duration // between progress lines; a walk shorter than this prints none
 }
 
-// verifyMaxBody bounds one answer read by verify.
-const verifyMaxBody = 64 << 20
+// maxBody bounds one answer read by verify.
+const maxBody = 64 << 20
 
-// verifyMaxShown bounds the lines printed per kind of problem; the summary
+// maxShown bounds the lines printed per kind of problem; the summary
 // counts them all.
-const verifyMaxShown = 20
+const maxShown = 20
 
-// verify walks cfg.endpoint through the gateway three ways and compares
+// verify walks cfg.Endpoint through the gateway three ways and compares
 // them, writing a report to out; it returns the number of problems found.
 // The error is only for a config it cannot start with.
 //
@@ -61,12 +65,12 @@ const verifyMaxShown = 20
 // shift between its pages; that is noted, not counted, since it is why
 // clients use cursors. Out-of-order ids within one _page page are a
 // problem: each page is in id order.
-func verify(ctx context.Context, cfg verifyConfig, out io.Writer) (int, error) {
+func Run(ctx context.Context, cfg Config, out io.Writer) (int, error) {
 	v, err := newVerifier(cfg, out)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(out, "verify %s, %d per page\n", redactURL(v.target), cfg.perPage)
+	fmt.Fprintf(out, "verify %s, %d per page\n", redact.URL(v.target), cfg.PerPage)
 	byPage := v.pageWalk(ctx, "_page walk")
 	byCursor := v.cursorWalk(ctx)
 	v.compare(ctx, byPage, byCursor)
@@ -75,7 +79,7 @@ func verify(ctx context.Context, cfg verifyConfig, out io.Writer) (int, error) {
 
 // verifier holds one verify run.
 type verifier struct {
-	cfg    verifyConfig
+	cfg    Config
 	target *url.URL // baseURL + endpoint
 	out    io.Writer
 	counts map[string]int // problems by kind
@@ -83,22 +87,22 @@ type verifier struct {
 	tick   time.Time      // of the last progress line
 }
 
-func newVerifier(cfg verifyConfig, out io.Writer) (*verifier, error) {
-	base, err := url.Parse(cfg.baseURL)
+func newVerifier(cfg Config, out io.Writer) (*verifier, error) {
+	base, err := url.Parse(cfg.BaseURL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("--url %q: want the gateway's base URL, e.g. http://127.0.0.1:8080", cfg.baseURL)
+		return nil, fmt.Errorf("--url %q: want the gateway's base URL, e.g. http://127.0.0.1:8080", cfg.BaseURL)
 	}
-	ep, err := url.Parse(cfg.endpoint)
+	ep, err := url.Parse(cfg.Endpoint)
 	if err != nil || !strings.HasPrefix(ep.Path, "/") || ep.Host != "" {
-		return nil, fmt.Errorf("--endpoint %q: want a path such as /calls", cfg.endpoint)
+		return nil, fmt.Errorf("--endpoint %q: want a path such as /calls", cfg.Endpoint)
 	}
-	if cfg.perPage < 1 {
-		return nil, fmt.Errorf("--per-page %d: want at least 1", cfg.perPage)
+	if cfg.PerPage < 1 {
+		return nil, fmt.Errorf("--per-page %d: want at least 1", cfg.PerPage)
 	}
-	if cfg.maxPages < 1 {
-		return nil, fmt.Errorf("--max-pages %d: want at least 1", cfg.maxPages)
+	if cfg.MaxPages < 1 {
+		return nil, fmt.Errorf("--max-pages %d: want at least 1", cfg.MaxPages)
 	}
-	if cfg.client == nil || cfg.client.Timeout <= 0 {
+	if cfg.Client == nil || cfg.Client.Timeout <= 0 {
 		return nil, errors.New("verify needs an HTTP client with a timeout")
 	}
 	target := *base
@@ -115,10 +119,10 @@ func (v *verifier) problem(kind, format string, args ...any) {
 		v.kinds = append(v.kinds, kind)
 	}
 	v.counts[kind]++
-	if n := v.counts[kind]; n <= verifyMaxShown {
+	if n := v.counts[kind]; n <= maxShown {
 		fmt.Fprintf(v.out, "%s: "+format+"\n", append([]any{kind}, args...)...)
-	} else if n == verifyMaxShown+1 {
-		fmt.Fprintf(v.out, "%s: more of these follow; only the first %d are shown\n", kind, verifyMaxShown)
+	} else if n == maxShown+1 {
+		fmt.Fprintf(v.out, "%s: more of these follow; only the first %d are shown\n", kind, maxShown)
 	}
 }
 
@@ -167,9 +171,9 @@ func count(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun
 }
 
-// progressLine writes where w is when cfg.every has passed since the last line.
+// progressLine writes where w is when cfg.Every has passed since the last line.
 func (v *verifier) progressLine(w *walk) {
-	if v.cfg.progress == nil || time.Since(v.tick) < v.cfg.every {
+	if v.cfg.Progress == nil || time.Since(v.tick) < v.cfg.Every {
 		return
 	}
 	v.tick = time.Now()
@@ -177,7 +181,7 @@ func (v *verifier) progressLine(w *walk) {
 	if n := len(w.ids); n > 0 {
 		last = ", at id " + strconv.Quote(w.ids[n-1])
 	}
-	fmt.Fprintf(v.cfg.progress, "verify: %s: %d pages, %d records%s\n", w.name, w.pages, len(w.ids), last)
+	fmt.Fprintf(v.cfg.Progress, "verify: %s: %d pages, %d records%s\n", w.name, w.pages, len(w.ids), last)
 }
 
 // pageWalk reads the list with _page=1, 2, ... until a short page.
@@ -192,8 +196,8 @@ func (v *verifier) pageWalk(ctx context.Context, name string) *walk {
 func (v *verifier) walkPages(ctx context.Context, w *walk) {
 	name := w.name
 	prev := ""
-	for w.pages < v.cfg.maxPages {
-		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.perPage)}, "_page": {strconv.Itoa(w.pages + 1)}}
+	for w.pages < v.cfg.MaxPages {
+		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.PerPage)}, "_page": {strconv.Itoa(w.pages + 1)}}
 		ids, _, err := v.fetch(ctx, q)
 		if err != nil {
 			v.problem("request", "%s, _page %d: %v", name, w.pages+1, err)
@@ -201,15 +205,15 @@ func (v *verifier) walkPages(ctx context.Context, w *walk) {
 		}
 		w.pages++
 		for i, id := range ids {
-			if err := v.cfg.order.Check(id); err != nil {
+			if err := v.cfg.Order.Check(id); err != nil {
 				v.problem("order", "%s, _page %d, record %d: %v", name, w.pages, i+1, err)
 				continue
 			}
-			if i > 0 && v.cfg.order.Check(ids[i-1]) == nil && v.cfg.order.Compare(id, ids[i-1]) <= 0 {
+			if i > 0 && v.cfg.Order.Check(ids[i-1]) == nil && v.cfg.Order.Compare(id, ids[i-1]) <= 0 {
 				v.problem("order", "%s, _page %d: id %q follows %q; a page must be in increasing id order", name, w.pages, id, ids[i-1])
 			}
 			_, seen := w.page[id]
-			if seen || i == 0 && prev != "" && v.cfg.order.Compare(id, prev) < 0 {
+			if seen || i == 0 && prev != "" && v.cfg.Order.Compare(id, prev) < 0 {
 				w.churn++ // offsets shifted between two pages
 			}
 			if !seen {
@@ -219,12 +223,12 @@ func (v *verifier) walkPages(ctx context.Context, w *walk) {
 			prev = id
 		}
 		v.progressLine(w)
-		if len(ids) < v.cfg.perPage {
+		if len(ids) < v.cfg.PerPage {
 			w.complete = true
 			return
 		}
 	}
-	v.problem("incomplete", "%s did not end within --max-pages %d pages", name, v.cfg.maxPages)
+	v.problem("incomplete", "%s did not end within --max-pages %d pages", name, v.cfg.MaxPages)
 }
 
 // cursorWalk follows next_page_cursor from the first page to the last.
@@ -238,10 +242,10 @@ func (v *verifier) cursorWalk(ctx context.Context) *walk {
 // walkCursors is cursorWalk's loop; it stops at the first failed request
 // or a next_page_cursor that cannot be followed.
 func (v *verifier) walkCursors(ctx context.Context, w *walk) {
-	order := v.cfg.order
+	order := v.cfg.Order
 	cursor, cursorID, prev := "", "", ""
-	for w.pages < v.cfg.maxPages {
-		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.perPage)}}
+	for w.pages < v.cfg.MaxPages {
+		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.PerPage)}}
 		if cursor != "" {
 			q.Set("_cursor", cursor)
 		}
@@ -286,8 +290,8 @@ func (v *verifier) walkCursors(ctx context.Context, w *walk) {
 		case nextID != ids[len(ids)-1]:
 			v.problem("cursor", "page %d: next_page_cursor carries id %q, not the page's last id %q", w.pages, nextID, ids[len(ids)-1])
 		}
-		if len(ids) < v.cfg.perPage {
-			v.problem("cursor", "page %d has %d records and a next_page_cursor; a page before the last must have %d", w.pages, len(ids), v.cfg.perPage)
+		if len(ids) < v.cfg.PerPage {
+			v.problem("cursor", "page %d has %d records and a next_page_cursor; a page before the last must have %d", w.pages, len(ids), v.cfg.PerPage)
 		}
 		if cursorID != "" && order.Compare(nextID, cursorID) <= 0 {
 			v.problem("cursor", "page %d: next_page_cursor (id %q) does not move past the previous one (id %q); stopping", w.pages, nextID, cursorID)
@@ -295,7 +299,7 @@ func (v *verifier) walkCursors(ctx context.Context, w *walk) {
 		}
 		cursor, cursorID = next, nextID
 	}
-	v.problem("incomplete", "the cursor walk did not end within --max-pages %d pages", v.cfg.maxPages)
+	v.problem("incomplete", "the cursor walk did not end within --max-pages %d pages", v.cfg.MaxPages)
 }
 
 // compare looks for ids of the _page walk that the cursor walk lacks, and
@@ -314,7 +318,7 @@ func (v *verifier) compare(ctx context.Context, byPage, byCursor *walk) {
 		return
 	}
 	within := func(id string) bool {
-		return limit == "" || v.cfg.order.Check(id) == nil && v.cfg.order.Compare(id, limit) <= 0
+		return limit == "" || v.cfg.Order.Check(id) == nil && v.cfg.Order.Compare(id, limit) <= 0
 	}
 	var candidates []string
 	for _, id := range byPage.ids {
@@ -329,7 +333,7 @@ func (v *verifier) compare(ctx context.Context, byPage, byCursor *walk) {
 	}
 	inserted := 0
 	for _, id := range byCursor.ids {
-		if _, ok := byPage.page[id]; !ok && (byPage.complete || pageLimit != "" && v.cfg.order.Compare(id, pageLimit) <= 0) {
+		if _, ok := byPage.page[id]; !ok && (byPage.complete || pageLimit != "" && v.cfg.Order.Compare(id, pageLimit) <= 0) {
 			inserted++
 		}
 	}
@@ -352,7 +356,7 @@ func (v *verifier) compare(ctx context.Context, byPage, byCursor *walk) {
 		case there:
 			v.problem("gap", "id %q is missing from the cursor walk; the _page walks before and after it both have it (_page %d and %d)",
 				id, byPage.page[id], p)
-		case recheck.complete || reach != "" && v.cfg.order.Check(id) == nil && v.cfg.order.Compare(id, reach) <= 0:
+		case recheck.complete || reach != "" && v.cfg.Order.Check(id) == nil && v.cfg.Order.Compare(id, reach) <= 0:
 			gone++
 		default:
 			unconfirmed++
@@ -379,39 +383,39 @@ func (v *verifier) fetch(ctx context.Context, q url.Values) (ids []string, next 
 	if err != nil {
 		return nil, "", err
 	}
-	for k, vals := range v.cfg.header {
+	for k, vals := range v.cfg.Header {
 		req.Header[k] = vals
 	}
-	if host := v.cfg.header.Get("Host"); host != "" {
+	if host := v.cfg.Header.Get("Host"); host != "" {
 		req.Host = host
 	}
-	resp, err := v.cfg.client.Do(req)
+	resp, err := v.cfg.Client.Do(req)
 	if err != nil {
 		// The client's error repeats the URL, which may hold a key.
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, "", fmt.Errorf("GET %s: %w", redactURL(&u), err)
+		return nil, "", fmt.Errorf("GET %s: %w", redact.URL(&u), err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, verifyMaxBody+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("GET %s: reading the answer: %w", redactURL(&u), err)
+		return nil, "", fmt.Errorf("GET %s: reading the answer: %w", redact.URL(&u), err)
 	}
-	if len(body) > verifyMaxBody {
-		return nil, "", fmt.Errorf("GET %s: the answer is larger than %d MiB", redactURL(&u), verifyMaxBody>>20)
+	if len(body) > maxBody {
+		return nil, "", fmt.Errorf("GET %s: the answer is larger than %d MiB", redact.URL(&u), maxBody>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := ""
 		if m := gjson.GetBytes(body, "message"); m.Type == gjson.String {
 			msg = ": " + m.Str
 		}
-		return nil, "", fmt.Errorf("GET %s: %s%s", redactURL(&u), resp.Status, msg)
+		return nil, "", fmt.Errorf("GET %s: %s%s", redact.URL(&u), resp.Status, msg)
 	}
-	parsed, err := legacy.ParseBody(body, v.cfg.recordsPath, v.cfg.idField)
+	parsed, err := legacy.ParseBody(body, v.cfg.RecordsPath, v.cfg.IDField)
 	if err != nil {
-		return nil, "", fmt.Errorf("GET %s: %w (check --records-path and --id-field)", redactURL(&u), err)
+		return nil, "", fmt.Errorf("GET %s: %w (check --records-path and --id-field)", redact.URL(&u), err)
 	}
 	// The ids point into the body; copies keep a walk's memory to its ids
 	// rather than every page it read.
@@ -419,13 +423,5 @@ func (v *verifier) fetch(ctx context.Context, q url.Values) (ids []string, next 
 	for i, id := range parsed.IDs {
 		ids[i] = strings.Clone(id)
 	}
-	return ids, resp.Header.Get(nextPageCursor), nil
-}
-
-// redactURL is u for the report, without credentials in its query.
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = redactQuery(c.RawQuery)
-	return c.String()
+	return ids, resp.Header.Get("next_page_cursor"), nil
 }
