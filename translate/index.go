@@ -36,7 +36,9 @@ type Index struct {
 // positions holds the samples of one list, ascending by id and by offset.
 type positions struct {
 	samples []sample
-	end     int // an offset at or past the list's end; -1 when unknown
+	end     int    // an offset at or past the list's end; -1 when unknown
+	spread  spread // how irregular the list's gaps are, from its answers
+	answers uint32 // answers learned, to measure a well-known spread rarely
 	key     uint64
 	elem    *list.Element // in Index.lru
 }
@@ -51,7 +53,21 @@ type hint struct {
 	lo, hi       sample // the nearest samples at or below, and above, the id
 	hasLo, hasHi bool
 	end          int // as in positions
+
+	// What places an id the index has not seen: the list's lowest sample
+	// (base, below lo) and the samples just below lo (near, ascending), to
+	// measure the density of ids far and near, and how irregular the
+	// list's gaps are.
+	base    sample
+	hasBase bool
+	near    [nearSamples]sample
+	nNear   int
+	spread  spread
 }
+
+// nearSamples is how many samples below lo a hint carries: enough to span
+// a few pages of a walk, for the density near the cursor.
+const nearSamples = 8
 
 // NewIndex returns an index holding at most limit samples of at most limit
 // lists; limit < 1 makes an index that remembers nothing.
@@ -85,11 +101,17 @@ func (x *Index) lookup(list, id string) hint {
 	}
 	x.lru.MoveToFront(p.elem)
 	h.end = p.end
+	h.spread = p.spread
 	i := sort.Search(len(p.samples), func(i int) bool {
 		return x.order.Compare(p.samples[i].id, id) > 0
 	})
 	if i > 0 {
 		h.lo, h.hasLo = p.samples[i-1], true
+	}
+	if i > 1 {
+		h.base, h.hasBase = p.samples[0], true
+		from := max(i-1-nearSamples, 0)
+		h.nNear = copy(h.near[:], p.samples[from:i-1])
 	}
 	if i < len(p.samples) {
 		h.hi, h.hasHi = p.samples[i], true
@@ -137,6 +159,9 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 		x.lists[k] = p
 	} else {
 		x.lru.MoveToFront(p.elem)
+	}
+	if p.answers++; p.spread.n < spreadMemory || p.answers%16 == 0 {
+		p.spread.add(gapSpread(x.order, a.ids))
 	}
 	switch {
 	case end >= 0:

@@ -26,20 +26,29 @@ type search struct {
 	interp   bool // whether the next probe may interpolate
 	lastSpan int  // hi - lo before an interpolated probe; 0 after other probes
 
-	// While the end is unknown, numeric ids let the gallop leap to where
-	// the density of ids seen so far puts the cursor: base is the
-	// lowest-offset record seen, the other end of that density.
+	// While the end is unknown, the gallop may leap to where the density
+	// of ids seen so far puts the cursor: base is the lowest-offset record
+	// seen, the far end of that density, and near the samples the index
+	// held just below lo, for the density close to the cursor. spread is
+	// how irregular the gaps are, which sets how wide a leap's window is.
 	baseOff      int
 	baseID       string // "" until a record is seen
-	extrap       bool   // whether the gallop may still extrapolate
-	extrapolated bool   // the window last planned was an extrapolated leap
+	near         []sample
+	spread       spread
+	extrap       bool // whether the gallop may still extrapolate
+	extrapolated bool // the window last planned was an extrapolated leap
+	fellShort    bool // a leap found every record at or below the cursor
 }
 
 func newSearch(order Order, cursor string, h hint) *search {
-	s := &search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true}
+	s := &search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
 	if h.hasLo {
 		s.lo, s.loID = h.lo.off, h.lo.id
 		s.baseOff, s.baseID = h.lo.off, h.lo.id
+	}
+	if h.hasBase && h.base.off < s.baseOff {
+		s.baseOff, s.baseID = h.base.off, h.base.id
+		s.near = h.near[:h.nNear]
 	}
 	if h.hasHi && h.hi.off > s.lo {
 		s.hi, s.hiID = h.hi.off, h.hi.id
@@ -81,11 +90,14 @@ func (s *search) window(need, maxSize int) Window {
 			return PlanWindow(0, probe, maxSize)
 		}
 		from := lo + s.step
-		if g, ok := s.extrapolate(); ok && g-need/2-1 > from {
-			// Never short of the doubling, so a poor guess costs no
-			// more than the gallop it replaces.
-			from = g - need/2 - 1
+		if first, last, ok := s.leap(); ok && (last > from || !s.fellShort) {
+			// Short of the doubling only until a leap fell short, so a
+			// poor guess costs no more than the gallop it replaces, and a
+			// good one saves the gallop's overshoot. The window holds the
+			// record before the first place the boundary may be, and
+			// the page after the last.
 			s.extrapolated = true
+			return PlanWindow(max(first-1, lo), last+need, maxSize)
 		}
 		return PlanWindow(from, from+probe, maxSize)
 	case hi+need-max(lo, 0) <= probe:
@@ -127,24 +139,98 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 // backend should not be asked for absurd offsets.
 const maxLeap = math.MaxInt32
 
-// extrapolate guesses the boundary while the list's end is unknown, from
-// the density of the ids between base and lo: on evenly spread ids a cold
-// cursor then costs a call or two instead of a gallop and a bisection.
-func (s *search) extrapolate() (int, bool) {
+// unknownSpread stands for the irregularity of gaps nobody has measured:
+// that of a Poisson stream of inserts, wider than most lists need.
+const unknownSpread = 1.0
+
+// leap guesses, while the list's end is unknown, the offsets first..last
+// where the boundary lies, from the density of the ids between base and lo
+// and, when it differs beyond chance, from the density just below lo, for
+// lists whose ids thin out or crowd along the list. The range is as wide
+// as the guess is uncertain: on evenly spread ids a cold cursor costs a
+// call or two instead of a gallop and a bisection, and behind a
+// round-robin balancer a page after another instance's costs one.
+func (s *search) leap() (first, last int, ok bool) {
 	if !s.extrap || s.loID == "" || s.baseID == "" || s.lo <= s.baseOff {
-		return 0, false
+		return 0, 0, false
 	}
-	b, ok1 := s.order.value(s.baseID)
-	l, ok2 := s.order.value(s.loID)
-	x, ok3 := s.order.value(s.cursor)
-	if !ok1 || !ok2 || !ok3 || l <= b || x <= l {
-		return 0, false
+	ids := make([]string, 0, 3+len(s.near))
+	ids = append(ids, s.baseID, s.loID, s.cursor)
+	for _, n := range s.near {
+		ids = append(ids, n.id)
 	}
-	g := float64(s.lo) + (x-l)*float64(s.lo-s.baseOff)/(l-b)
-	if g > maxLeap {
-		return maxLeap, true
+	r := newReading(s.order, ids...)
+	b, ok1 := r.value(s.baseID)
+	l, ok2 := r.value(s.loID)
+	x, ok3 := r.value(s.cursor)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, false
 	}
-	return int(g), true
+	cv2 := unknownSpread
+	if s.spread.n > 0 {
+		cv2 = s.spread.cv2
+	}
+	spanFar := s.lo - s.baseOff
+	d, sigma, ok := extrapolation(b, l, x, spanFar, cv2)
+	if !ok {
+		return 0, 0, false
+	}
+	low, high := d-estimateZ*sigma, d+estimateZ*sigma
+	if near, ok := s.nearGuess(&r, l, x, d, sigma, cv2); ok {
+		low, high = near[0], near[1]
+	}
+	low, high = max(low, 0), max(high, 0)
+	if high > maxLeap {
+		return maxLeap, maxLeap, true
+	}
+	return s.lo + 1 + int(low), s.lo + 1 + int(math.Ceil(high)), true
+}
+
+// nearGuess widens the guess d (± sigma), from the density of the whole
+// span below lo, to cover the guess from the density just below lo: ids
+// may thin out or crowd along the list. When the two differ beyond chance,
+// the density drifts, and the range also covers the near density carried
+// on along its trend.
+func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
+	if len(s.near) == 0 {
+		return [2]float64{}, false
+	}
+	spanFar := s.lo - s.baseOff
+	reach := max((s.lo-s.near[0].off)/2, 8)
+	k := len(s.near) - 1
+	for k >= 0 && (s.near[k].off <= s.baseOff || s.lo-s.near[k].off < reach) {
+		k--
+	}
+	if k < 0 || s.lo-s.near[k].off >= spanFar {
+		return [2]float64{}, false
+	}
+	n1 := s.near[k]
+	span := s.lo - n1.off
+	v1, ok1 := r.value(n1.id)
+	dn, sn, ok2 := extrapolation(v1, l, x, span, cv2)
+	if !ok1 || !ok2 {
+		return [2]float64{}, false
+	}
+	low, high := min(d-estimateZ*sigma, dn-estimateZ*sn), max(d+estimateZ*sigma, dn+estimateZ*sn)
+	if math.Abs(dn-d) <= estimateZ*math.Hypot(sigma, sn) {
+		return [2]float64{low, high}, true
+	}
+	// The density drifts: trust the near one, and carry it on along the
+	// trend from the farthest near sample to n1 and from n1 to lo.
+	low, high = dn-estimateZ*sn, dn+estimateZ*sn
+	if n2 := s.near[0]; n2.off > s.baseOff && n1.off-n2.off >= max(span/2, 8) {
+		v2, ok := r.value(n2.id)
+		if ok && v1 > v2 && l > v1 {
+			rhoA := float64(n1.off-n2.off) / (v1 - v2)
+			rhoB := float64(span) / (l - v1)
+			slope := (rhoB - rhoA) / (float64(s.lo-n2.off) / 2)
+			trend := (x - l) * (rhoB + slope*(float64(span)+dn)/2)
+			if trend > 0 && !math.IsInf(trend, 0) {
+				low, high = min(low, trend-estimateZ*sn), max(high, trend+estimateZ*sn)
+			}
+		}
+	}
+	return [2]float64{low, high}, true
 }
 
 // observe narrows the bracket with an answer that did not settle the
@@ -157,6 +243,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
 		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
+	s.spread.add(gapSpread(s.order, ids))
 	switch {
 	case len(ids) == 0 && s.extrapolated:
 		// A leap past the end bounds the list only loosely, and a loose
@@ -183,6 +270,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 			s.dropLo(start)
 		}
 	default: // all at or below the cursor, and the answer was full
+		s.fellShort = s.fellShort || s.extrapolated
 		last := start + len(ids) - 1
 		s.lo, s.loID = last, strings.Clone(ids[len(ids)-1])
 		s.step = max(2*s.step, 2*len(ids))
