@@ -179,6 +179,12 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		}
 		if pg.Source < 0 {
 			pg.Source = pg.Calls - 1
+			if offset < 0 && below > 1 {
+				// Remember the cursor's own record, which a wide window
+				// holds inside, not at an edge: a client repeating the
+				// request then costs one call.
+				e.Index.learn(req.List, []sample{{start + below - 1, b.IDs[below-1]}}, start+below, -1)
+			}
 		}
 		take := min(len(b.IDs)-below, remaining)
 		if len(pg.IDs) == 0 && take > 0 {

@@ -65,9 +65,33 @@ type hint struct {
 	spread  spread
 }
 
-// nearSamples is how many samples below lo a hint carries: enough to span
-// a few pages of a walk, for the density near the cursor.
+// nearSamples is how many samples below lo a hint carries, for the
+// density near the cursor at several distances.
 const nearSamples = 8
+
+// nearLadder fills near, ascending, with samples of below (whose last is
+// lo) at distances from lo that grow by half at least: a ladder that
+// reaches from a few records to many pages below lo, however densely the
+// index holds samples there. It looks at a bounded number of samples.
+func nearLadder(near *[nearSamples]sample, below []sample) int {
+	lo := below[len(below)-1].off
+	var rev [nearSamples]sample
+	n, dist := 0, 8
+	for k := len(below) - 2; k >= 0 && k >= len(below)-1-nearScan && n < nearSamples; k-- {
+		if d := lo - below[k].off; d >= dist {
+			rev[n] = below[k]
+			n++
+			dist = d + d/2
+		}
+	}
+	for k := range n {
+		near[k] = rev[n-1-k]
+	}
+	return n
+}
+
+// nearScan bounds the samples nearLadder looks at.
+const nearScan = 256
 
 // NewIndex returns an index holding at most limit samples of at most limit
 // lists; limit < 1 makes an index that remembers nothing.
@@ -110,8 +134,7 @@ func (x *Index) lookup(list, id string) hint {
 	}
 	if i > 1 {
 		h.base, h.hasBase = p.samples[0], true
-		from := max(i-1-nearSamples, 0)
-		h.nNear = copy(h.near[:], p.samples[from:i-1])
+		h.nNear = nearLadder(&h.near, p.samples[:i])
 	}
 	if i < len(p.samples) {
 		h.hi, h.hasHi = p.samples[i], true

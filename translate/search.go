@@ -196,20 +196,40 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 		return [2]float64{}, false
 	}
 	spanFar := s.lo - s.baseOff
-	reach := max((s.lo-s.near[0].off)/2, 8)
-	k := len(s.near) - 1
-	for k >= 0 && (s.near[k].off <= s.baseOff || s.lo-s.near[k].off < reach) {
-		k--
+	// The nearest sample at least half the guessed distance below lo,
+	// chosen again from the near guess when the two differ.
+	pick := func(d float64) int {
+		for k := len(s.near) - 1; k >= 0; k-- {
+			if n := s.near[k]; n.off > s.baseOff && s.lo-n.off >= max(int(d/2), 8) && s.lo-n.off < spanFar {
+				return k
+			}
+		}
+		return -1
 	}
-	if k < 0 || s.lo-s.near[k].off >= spanFar {
-		return [2]float64{}, false
+	k := pick(d)
+	if k < 0 {
+		k = 0
+		if s.near[0].off <= s.baseOff || s.lo-s.near[0].off >= spanFar {
+			return [2]float64{}, false
+		}
 	}
-	n1 := s.near[k]
-	span := s.lo - n1.off
-	v1, ok1 := r.value(n1.id)
-	dn, sn, ok2 := extrapolation(v1, l, x, span, cv2)
-	if !ok1 || !ok2 {
-		return [2]float64{}, false
+	var n1 sample
+	var span int
+	var v1, dn, sn float64
+	for range 2 {
+		n1 = s.near[k]
+		span = s.lo - n1.off
+		var ok1, ok2 bool
+		v1, ok1 = r.value(n1.id)
+		dn, sn, ok2 = extrapolation(v1, l, x, span, cv2)
+		if !ok1 || !ok2 {
+			return [2]float64{}, false
+		}
+		if k2 := pick(dn); k2 < 0 || k2 == k {
+			break
+		} else {
+			k = k2
+		}
 	}
 	low, high := min(d-estimateZ*sigma, dn-estimateZ*sn), max(d+estimateZ*sigma, dn+estimateZ*sn)
 	if math.Abs(dn-d) <= estimateZ*math.Hypot(sigma, sn) {
@@ -218,7 +238,15 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 	// The density drifts: trust the near one, and carry it on along the
 	// trend from the farthest near sample to n1 and from n1 to lo.
 	low, high = dn-estimateZ*sn, dn+estimateZ*sn
-	if n2 := s.near[0]; n2.off > s.baseOff && n1.off-n2.off >= max(span/2, 8) {
+	// n2: the nearest sample at least twice as far below lo as n1.
+	n2 := s.near[0]
+	for j := k - 1; j >= 0; j-- {
+		if s.lo-s.near[j].off >= 2*span {
+			n2 = s.near[j]
+			break
+		}
+	}
+	if n2.off > s.baseOff && n1.off-n2.off >= max(span/2, 8) {
 		v2, ok := r.value(n2.id)
 		if ok && v1 > v2 && l > v1 {
 			rhoA := float64(n1.off-n2.off) / (v1 - v2)
