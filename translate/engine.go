@@ -179,7 +179,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		}
 		if pg.Source < 0 {
 			pg.Source = pg.Calls - 1
-			if offset < 0 && below > 1 {
+			if offset < 0 && below > 1 && !pg.IndexHit {
 				// Remember the cursor's own record, which a wide window
 				// holds inside, not at an edge: a client repeating the
 				// request then costs one call.

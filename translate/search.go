@@ -32,8 +32,9 @@ type search struct {
 	// held just below lo, for the density close to the cursor. spread is
 	// how irregular the gaps are, which sets how wide a leap's window is.
 	baseOff      int
-	baseID       string // "" until a record is seen
-	near         []sample
+	baseID       string              // "" until a record is seen
+	nearAt       [nearSamples]sample // ascending; the first nNear in use
+	nNear        int
 	spread       spread
 	extrap       bool // whether the gallop may still extrapolate
 	extrapolated bool // the window last planned was an extrapolated leap
@@ -41,20 +42,29 @@ type search struct {
 }
 
 func newSearch(order Order, cursor string, h hint) *search {
-	s := &search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
+	s := new(search) // small enough to inline: a search then lives on the caller's stack
+	s.init(order, cursor, &h)
+	return s
+}
+
+func (s *search) init(order Order, cursor string, h *hint) {
+	*s = search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
 	if h.hasLo {
 		s.lo, s.loID = h.lo.off, h.lo.id
 		s.baseOff, s.baseID = h.lo.off, h.lo.id
 	}
 	if h.hasBase && h.base.off < s.baseOff {
 		s.baseOff, s.baseID = h.base.off, h.base.id
-		s.near = h.near[:h.nNear]
+		s.nearAt = h.near
+		s.nNear = h.nNear
 	}
 	if h.hasHi && h.hi.off > s.lo {
 		s.hi, s.hiID = h.hi.off, h.hi.id
 	}
-	return s
 }
+
+// nearSamples returns the samples the index held just below lo.
+func (s *search) nearSamples() []sample { return s.nearAt[:s.nNear] }
 
 // exact reports whether the record at lo is the cursor record itself.
 func (s *search) exact() bool {
@@ -154,9 +164,9 @@ func (s *search) leap() (first, last int, ok bool) {
 	if !s.extrap || s.loID == "" || s.baseID == "" || s.lo <= s.baseOff {
 		return 0, 0, false
 	}
-	ids := make([]string, 0, 3+len(s.near))
+	ids := make([]string, 0, 3+len(s.nearSamples()))
 	ids = append(ids, s.baseID, s.loID, s.cursor)
-	for _, n := range s.near {
+	for _, n := range s.nearSamples() {
 		ids = append(ids, n.id)
 	}
 	r := newReading(s.order, ids...)
@@ -192,15 +202,16 @@ func (s *search) leap() (first, last int, ok bool) {
 // the density drifts, and the range also covers the near density carried
 // on along its trend.
 func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
-	if len(s.near) == 0 {
+	near := s.nearSamples()
+	if len(near) == 0 {
 		return [2]float64{}, false
 	}
 	spanFar := s.lo - s.baseOff
 	// The nearest sample at least half the guessed distance below lo,
 	// chosen again from the near guess when the two differ.
 	pick := func(d float64) int {
-		for k := len(s.near) - 1; k >= 0; k-- {
-			if n := s.near[k]; n.off > s.baseOff && s.lo-n.off >= max(int(d/2), 8) && s.lo-n.off < spanFar {
+		for k := len(near) - 1; k >= 0; k-- {
+			if n := near[k]; n.off > s.baseOff && s.lo-n.off >= max(int(d/2), 8) && s.lo-n.off < spanFar {
 				return k
 			}
 		}
@@ -209,7 +220,7 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 	k := pick(d)
 	if k < 0 {
 		k = 0
-		if s.near[0].off <= s.baseOff || s.lo-s.near[0].off >= spanFar {
+		if near[0].off <= s.baseOff || s.lo-near[0].off >= spanFar {
 			return [2]float64{}, false
 		}
 	}
@@ -217,7 +228,7 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 	var span int
 	var v1, dn, sn float64
 	for range 2 {
-		n1 = s.near[k]
+		n1 = near[k]
 		span = s.lo - n1.off
 		var ok1, ok2 bool
 		v1, ok1 = r.value(n1.id)
@@ -225,11 +236,11 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 		if !ok1 || !ok2 {
 			return [2]float64{}, false
 		}
-		if k2 := pick(dn); k2 < 0 || k2 == k {
+		k2 := pick(dn)
+		if k2 < 0 || k2 == k {
 			break
-		} else {
-			k = k2
 		}
+		k = k2
 	}
 	low, high := min(d-estimateZ*sigma, dn-estimateZ*sn), max(d+estimateZ*sigma, dn+estimateZ*sn)
 	if math.Abs(dn-d) <= estimateZ*math.Hypot(sigma, sn) {
@@ -239,10 +250,10 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 	// trend from the farthest near sample to n1 and from n1 to lo.
 	low, high = dn-estimateZ*sn, dn+estimateZ*sn
 	// n2: the nearest sample at least twice as far below lo as n1.
-	n2 := s.near[0]
+	n2 := near[0]
 	for j := k - 1; j >= 0; j-- {
-		if s.lo-s.near[j].off >= 2*span {
-			n2 = s.near[j]
+		if s.lo-near[j].off >= 2*span {
+			n2 = near[j]
 			break
 		}
 	}
