@@ -20,8 +20,9 @@ import (
 // Lexical ids are read, after the common prefix of the ids the reading was
 // made for, as a fraction in a mixed radix: each position's digits are the
 // character classes seen there (digits, lower- or upper-case letters, and
-// any other byte as itself). So zero-padded numbers read as numbers and
-// random letters and digits as evenly spread values, where a plain
+// any other byte as itself; only a to f when every letter is one, as in
+// hex ids). So zero-padded numbers read as numbers and random letters and
+// digits as evenly spread values, where a plain
 // base-256 reading would leave most of each byte's range empty and make
 // the density jump at every carry.
 type reading struct {
@@ -36,18 +37,34 @@ type reading struct {
 // nothing about where a cursor lies among thousands of ids.
 const readDepth = 10
 
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (s *byteSet) add(b byte)      { s[b>>6] |= 1 << (b & 63) }
+func (s *byteSet) has(b byte) bool { return s[b>>6]&(1<<(b&63)) != 0 }
+func (s *byteSet) empty() bool     { return s[0]|s[1]|s[2]|s[3] == 0 }
+func (s *byteSet) addAll(id string) {
+	for i := range len(id) {
+		s.add(id[i])
+	}
+}
+
 // alphabet is the symbols of one position: a set of bytes and whether an
 // id may end there (which sorts before every byte).
 type alphabet struct {
-	set    [4]uint64
+	set    byteSet
 	hasEnd bool
 }
 
-func (a *alphabet) add(b byte) { a.set[b>>6] |= 1 << (b & 63) }
+func (a *alphabet) add(b byte) { a.set.add(b) }
 
-func (a *alphabet) addRange(lo, hi byte) {
+// addClass adds the bytes lo to hi that the list's ids use (all of them
+// when that is not known).
+func (a *alphabet) addClass(lo, hi byte, used *byteSet) {
 	for b := lo; b <= hi; b++ {
-		a.add(b)
+		if used == nil || used.has(b) {
+			a.add(b)
+		}
 	}
 }
 
@@ -74,8 +91,10 @@ func popcount(x uint64) int {
 }
 
 // newReading makes a reading for ids. Every id an estimate compares must
-// be among them, so that the reading keeps their order.
-func newReading(order Order, ids ...string) reading {
+// be among them, so that the reading keeps their order. used, when known,
+// holds the bytes the list's ids use: a class then stands for those of its
+// members only (Crockford's base32 has no I, L, O or U).
+func newReading(order Order, used *byteSet, ids ...string) reading {
 	r := reading{order: order}
 	if order != Lexical || len(ids) == 0 {
 		return r
@@ -88,6 +107,30 @@ func newReading(order Order, ids ...string) reading {
 		}
 		r.prefix = n
 	}
+	// Hex ids (UUIDs, hashes, object ids) use six letters of each case:
+	// read as if the class held all 26, most of each position's range
+	// would be empty and the density would jump at every carry.
+	lastLower, lastUpper := byte('z'), byte('Z')
+	var maxLower, maxUpper byte
+	for _, id := range ids {
+		for i := r.prefix; i < len(id); i++ {
+			switch c := id[i]; {
+			case c >= 'a' && c <= 'z':
+				maxLower = max(maxLower, c)
+			case c >= 'A' && c <= 'Z':
+				maxUpper = max(maxUpper, c)
+			}
+		}
+	}
+	if used != nil && used.empty() {
+		used = nil
+	}
+	if maxLower != 0 && maxLower <= 'f' {
+		lastLower = 'f'
+	}
+	if maxUpper != 0 && maxUpper <= 'F' {
+		lastUpper = 'F'
+	}
 	radix := 1.0
 	for k := range readDepth {
 		a := &r.pos[k]
@@ -97,12 +140,13 @@ func newReading(order Order, ids ...string) reading {
 			case i >= len(id):
 				a.hasEnd = true
 			case id[i] >= '0' && id[i] <= '9':
-				a.addRange('0', '9')
+				a.addClass('0', '9', used)
 			case id[i] >= 'a' && id[i] <= 'z':
-				a.addRange('a', 'z')
+				a.addClass('a', lastLower, used)
 			case id[i] >= 'A' && id[i] <= 'Z':
-				a.addRange('A', 'Z')
-			default:
+				a.addClass('A', lastUpper, used)
+			}
+			if i < len(id) {
 				a.add(id[i])
 			}
 		}
@@ -141,8 +185,9 @@ func (r *reading) value(id string) (float64, bool) {
 // the squared coefficient of variation of up to gapPairs gaps spread over
 // ids, each against the mean gap of the whole run. Evenly spread ids give
 // 0, random gaps of 1 to 20 about 0.3, gaps of a Poisson stream about 1.
-// It returns the number of gaps measured (0: none).
-func gapSpread(order Order, ids []string) (cv2 float64, n int) {
+// It returns the number of gaps measured (0: none), and adds the bytes of
+// the ids it read to used.
+func gapSpread(order Order, ids []string, used *byteSet) (cv2 float64, n int) {
 	if len(ids) < 3 {
 		return 0, 0
 	}
@@ -156,7 +201,12 @@ func gapSpread(order Order, ids []string) (cv2 float64, n int) {
 		picked[m], picked[m+1] = ids[at(k)], ids[at(k)+1]
 		m += 2
 	}
-	r := newReading(order, picked[:m]...)
+	if order == Lexical {
+		for _, id := range picked[:m] {
+			used.addAll(id)
+		}
+	}
+	r := newReading(order, used, picked[:m]...)
 	first, ok1 := r.value(ids[0])
 	last, ok2 := r.value(ids[len(ids)-1])
 	mean := (last - first) / float64(len(ids)-1)
@@ -180,10 +230,12 @@ func gapSpread(order Order, ids []string) (cv2 float64, n int) {
 // a stable figure, few enough that it costs little next to the answer.
 const gapPairs = 16
 
-// spread is the irregularity of a list's gaps as learned from answers.
+// spread is what a list's answers showed of its ids: how irregular the
+// gaps between them are, and which bytes lexical ids use.
 type spread struct {
-	cv2 float64 // as gapSpread measures it
-	n   float64 // gaps it stands for, capped at spreadMemory
+	cv2  float64 // as gapSpread measures it
+	n    float64 // gaps it stands for, capped at spreadMemory
+	used byteSet
 }
 
 // spreadMemory caps the weight of what was learned, so that a list whose
@@ -191,7 +243,9 @@ type spread struct {
 // well known is measured again.
 const spreadMemory = 512
 
-func (s *spread) add(cv2 float64, n int) {
+// learn measures the answer ids.
+func (s *spread) learn(order Order, ids []string) {
+	cv2, n := gapSpread(order, ids, &s.used)
 	if n == 0 {
 		return
 	}

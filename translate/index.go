@@ -184,7 +184,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 		x.lru.MoveToFront(p.elem)
 	}
 	if p.answers++; p.spread.n < spreadMemory || p.answers%16 == 0 {
-		p.spread.add(gapSpread(x.order, a.ids))
+		p.spread.learn(x.order, a.ids)
 	}
 	switch {
 	case end >= 0:

@@ -55,7 +55,8 @@ type scaleData struct {
 // random gaps of 1 to 20 (as the reference backend makes them), with
 // exponentially distributed gaps (a Poisson stream of inserts), growing
 // geometrically, and lexical ids: random strings of letters and digits,
-// and prefixed zero-padded numbers with random gaps.
+// prefixed zero-padded numbers with random gaps, random UUIDs (hex) and
+// ULID-like strings (Crockford's base32, 32 of the 36 letters and digits).
 func scaleLists(n int) []scaleData {
 	r := rand.New(rand.NewPCG(12, uint64(n)))
 	numeric := func(name string, gap func(i int) int64) scaleData {
@@ -81,6 +82,35 @@ func scaleLists(n int) []scaleData {
 		}
 	}
 	slices.Sort(random)
+	// lexicalIDs returns n distinct random ids that gen makes, sorted.
+	lexicalIDs := func(gen func() string) []string {
+		seen := make(map[string]bool, n)
+		ids := make([]string, 0, n)
+		for len(ids) < n {
+			if id := gen(); !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	const hex, crockford = "0123456789abcdef", "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	uuids := lexicalIDs(func() string {
+		b := make([]byte, 36)
+		for i := range b {
+			b[i] = hex[r.IntN(len(hex))]
+		}
+		b[8], b[13], b[18], b[23] = '-', '-', '-', '-'
+		return string(b)
+	})
+	ulids := lexicalIDs(func() string {
+		b := make([]byte, 26)
+		for i := range b {
+			b[i] = crockford[r.IntN(len(crockford))]
+		}
+		return string(b)
+	})
 	prefixed := make([]string, n)
 	var k int64
 	for i := range prefixed {
@@ -96,6 +126,8 @@ func scaleLists(n int) []scaleData {
 		}),
 		{"lexical random", Lexical, random},
 		{"lexical prefixed", Lexical, prefixed},
+		{"lexical uuid", Lexical, uuids},
+		{"lexical ulid", Lexical, ulids},
 	}
 }
 

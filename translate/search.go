@@ -169,7 +169,7 @@ func (s *search) leap() (first, last int, ok bool) {
 	for _, n := range s.nearSamples() {
 		ids = append(ids, n.id)
 	}
-	r := newReading(s.order, ids...)
+	r := newReading(s.order, &s.spread.used, ids...)
 	b, ok1 := r.value(s.baseID)
 	l, ok2 := r.value(s.loID)
 	x, ok3 := r.value(s.cursor)
@@ -282,7 +282,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
 		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
-	s.spread.add(gapSpread(s.order, ids))
+	s.spread.learn(s.order, ids)
 	switch {
 	case len(ids) == 0 && s.extrapolated:
 		// A leap past the end bounds the list only loosely, and a loose
