@@ -1,9 +1,6 @@
 package translate
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // This file holds the values LiveAgent, the help desk whose v3 API the spec
 // describes, gives the ticket list's closed-set filter values. The spec
@@ -98,13 +95,4 @@ func CodeValues(cs []Code) []string {
 		out[i] = c.Code
 	}
 	return out
-}
-
-// CodeSummary writes cs as "C open, L closed, ..." for help texts.
-func CodeSummary(cs []Code) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.Code + " " + c.Meaning
-	}
-	return strings.Join(parts, ", ")
 }

@@ -40,8 +40,9 @@ func TestLiveAgentCodes(t *testing.T) {
 			}
 		})
 	}
-	assert.Contains(t, CodeSummary(StatusCodes()), "C open, W postponed, L closed")
-	assert.Contains(t, CodeSummary(ChannelTypes()), "E email, B contact button")
+	assert.Contains(t, StatusCodes(), Code{"C", "open"})
+	assert.Contains(t, StatusCodes(), Code{"L", "closed"})
+	assert.Contains(t, ChannelTypes(), Code{"E", "email"})
 }
 
 func TestLiveAgentCodesAreReadOnly(t *testing.T) {
