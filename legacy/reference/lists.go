@@ -54,16 +54,14 @@ func (g *gen) call(id int64) *record {
 		from, fromName, to, toName = agents[agent], agentNames[agent], agents[other], agentNames[other]
 	}
 	ringEnd := at.Add(time.Duration(3+x.IntN(40)) * time.Second)
-	var answeredAt string
 	finished := ringEnd
 	if answered {
-		answeredAt = dateTime(ringEnd)
 		finished = ringEnd.Add(time.Duration(duration) * time.Second)
 	}
-	o := newObject(384).int("id", id).str("ticket_id", strconv.FormatInt(1+x.Int64N(g.maxID), 10)).str("type", typ).
+	o := newObject(384).int("id", id).intText("ticket_id", 1+x.Int64N(g.maxID)).str("type", typ).
 		str("from_number", from).str("from_name", fromName).str("to_number", to).str("to_name", toName).
-		optional("via_number", via).str("date_created", dateTime(at)).optional("date_answered", answeredAt).
-		str("date_finished", dateTime(finished)).str("call_duration", strconv.FormatInt(duration, 10))
+		optional("via_number", via).dateTime("date_created", at, true).dateTime("date_answered", ringEnd, answered).
+		dateTime("date_finished", finished, true).intText("call_duration", duration)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), duration}}
 }
 
@@ -89,17 +87,13 @@ func (g *gen) timeRow(id int64) *record {
 
 	x := g.details(ownTimeRows, id)
 	spent := reported - 60*x.Int64N(reported/120+1) // rounded up when reported
-	var invoiced string
-	if billable && x.IntN(2) == 0 {
-		if day := at.AddDate(0, 0, 1+x.IntN(10)); day.Before(g.epoch) {
-			invoiced = dateTime(day)
-		}
-	}
+	invoiced := at.AddDate(0, 0, 1+x.IntN(10))
+	isInvoiced := billable && x.IntN(2) == 0 && invoiced.Before(g.epoch)
 	o := newObject(256).int("id", id).str("agentid", agents[agent]).str("agent", agentNames[agent]).
-		str("conversationid", strconv.FormatInt(ticket, 10)).str("contactid", "c"+strconv.Itoa(1000+x.IntN(512))).
-		str("customer", personName(x)).str("reportdate", dateTime(at)).
-		str("reportedtime", strconv.FormatInt(reported, 10)).str("spenttime", strconv.FormatInt(spent, 10)).
-		optional("dateinvoiced", invoiced).str("note", note)
+		intText("conversationid", ticket).str("contactid", contactIDs[x.IntN(len(contactIDs))]).
+		str("customer", personName(x)).dateTime("reportdate", at, true).
+		intText("reportedtime", reported).intText("spenttime", spent).
+		dateTime("dateinvoiced", invoiced, isInvoiced).str("note", note)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), reported}}
 }
 
@@ -134,7 +128,7 @@ func (g *gen) phoneNumber(id int64) *record {
 	o := newObject(256).int("id", id).str("type", typ).str("number", number).str("name", name).
 		str("departmentid", department).str("status", status).bool("record_in_call", x.IntN(2) == 0).
 		bool("record_out_call", x.IntN(2) == 0).int("dial_out_prefix", int64(x.IntN(10))).
-		str("date_created", dateTime(at))
+		dateTime("date_created", at, true)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), digits}}
 }
 
@@ -160,24 +154,41 @@ func (g *gen) historyEntry(id int64) *record {
 	x := g.details(ownHistory, id)
 	department := x.IntN(len(departments))
 	end := from.Add(time.Duration(60+x.Int64N(72*3600)) * time.Second)
-	var to string
-	if end.Before(g.epoch) {
-		to = dateTime(end)
-	} else {
+	ended := end.Before(g.epoch)
+	if !ended {
 		end = g.epoch
 	}
-	o := newObject(256).int("id", id).str("conversation_id", strconv.FormatInt(ticket, 10)).
+	o := newObject(256).int("id", id).intText("conversation_id", ticket).
 		str("conversation_code", codeOf(ticket)).str("department_id", departments[department]).
 		str("department_name", deptNames[department]).str("agent_id", agents[agent]).
-		str("status", weightedStatus(x)).str("date_from", dateTime(from)).optional("date_to", to).
-		str("elapsed_time", strconv.FormatInt(int64(end.Sub(from)/time.Second), 10))
+		str("status", weightedStatus(x)).dateTime("date_from", from, true).dateTime("date_to", end, ended).
+		intText("elapsed_time", int64(end.Sub(from)/time.Second))
 	return &record{id: id, json: o.json(), keys: sortKeys{from.Unix(), ticket}}
 }
 
 // personName draws a customer's name from r.
-func personName(r *rand.Rand) string {
-	return firstNames[r.IntN(len(firstNames))] + " " + lastNames[r.IntN(len(lastNames))]
-}
+func personName(r *rand.Rand) string { return personNames[r.IntN(len(personNames))] }
+
+// personNames are every first name with every last name, made once so
+// that drawing one costs no allocation: a large data set has a million.
+var personNames = func() []string {
+	var out []string
+	for _, first := range firstNames {
+		for _, last := range lastNames {
+			out = append(out, first+" "+last)
+		}
+	}
+	return out
+}()
+
+// contactIDs are the contact ids time rows name, made once like personNames.
+var contactIDs = func() []string {
+	out := make([]string, 512)
+	for i := range out {
+		out[i] = "c" + strconv.Itoa(1000+i)
+	}
+	return out
+}()
 
 // codeOf returns a ticket code like "KQX-48213" that depends on the
 // ticket's id alone, so that entries of one ticket share it.
