@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,7 +40,8 @@ func scaleOutSites(t *testing.T, instances int, lbPolicy, options string) string
 // three fresh gateway instances behind a round-robin reverse_proxy: every
 // page lands on an instance that did not serve the page before, yet a first
 // walk costs at most 1.10 backend calls per page for numeric ids and 1.25
-// for lexical ones, and is exact. A sticky policy (hashing the client's API
+// for lexical ones, at most 2.5 records asked for per record served at
+// perPage 100 and 4 at perPage 10, and is exact. A sticky policy (hashing the client's API
 // key header) costs exactly one call per page.
 func TestScaleOutRoundRobin(t *testing.T) {
 	if testing.Short() {
@@ -74,6 +76,18 @@ func TestScaleOutRoundRobin(t *testing.T) {
 			perPage := float64(len(reqs)) / float64(pages)
 			t.Logf("%d pages, %d backend calls: %.3f calls per page", pages, len(reqs), perPage)
 			assert.LessOrEqual(t, perPage, tc.maxCalls, "backend calls per page")
+
+			// Records asked for: at least the records fetched, since an
+			// answer holds at most _perPage of them.
+			asked := 0
+			for _, r := range reqs {
+				n, err := strconv.Atoi(r.URL.Query().Get("_perPage"))
+				require.NoError(t, err, r.URL.RawQuery)
+				asked += n
+			}
+			maxFetched := map[int]float64{10: 4, 100: 2.5}[tc.perPage]
+			t.Logf("%.3f records asked per record served", float64(asked)/float64(len(ids)))
+			assert.LessOrEqual(t, float64(asked)/float64(len(ids)), maxFetched, "records fetched per record served")
 
 			calls := map[string]int{}
 			for _, r := range reqs {
