@@ -41,12 +41,16 @@ type search struct {
 	fellShort    bool // a leap found every record at or below the cursor
 }
 
+// newSearch returns a search for the boundary after cursor, starting from
+// what the index hinted. It is small enough to inline, so that a search
+// lives on its caller's stack.
 func newSearch(order Order, cursor string, h hint) *search {
-	s := new(search) // small enough to inline: a search then lives on the caller's stack
+	s := new(search)
 	s.init(order, cursor, &h)
 	return s
 }
 
+// init sets s up as newSearch does.
 func (s *search) init(order Order, cursor string, h *hint) {
 	*s = search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
 	if h.hasLo {
@@ -155,9 +159,9 @@ const unknownSpread = 1.0
 
 // leap guesses, while the list's end is unknown, the offsets first..last
 // where the boundary lies, from the density of the ids between base and lo
-// and, when it differs beyond chance, from the density just below lo, for
-// lists whose ids thin out or crowd along the list. The range is as wide
-// as the guess is uncertain: on evenly spread ids a cold cursor costs a
+// and from the density just below lo (see nearGuess), for lists whose ids
+// thin out or crowd along the list. The range is as wide as the guess is
+// uncertain: on evenly spread ids a cold cursor costs a
 // call or two instead of a gallop and a bisection, and behind a
 // round-robin balancer a page after another instance's costs one.
 func (s *search) leap() (first, last int, ok bool) {
