@@ -8,6 +8,17 @@
 //
 //	go run ./internal/loadbench -duration 6s -rounds 6
 //
+// With -processes the backend (helpdesk_legacy), the plain proxy and the
+// gateway each run as a Caddy process of their own, built from cmd/caddy
+// into a temp dir, on loopback ports, and this process is only the
+// clients; the figures are then each process's own CPU (from /proc) and
+// allocations (from its admin endpoint's /debug/vars):
+//
+//	go run ./internal/loadbench -processes -clients 8 -targets proxy,gateway -duration 10s -rounds 10
+//
+// and -pprof DIR adds a CPU profile of the proxy and the gateway process
+// for each of their slices (go tool pprof merges the files it is given).
+//
 // The clients walk one list from its first page to its last, again and
 // again: by _cursor on the gateway, by _page (sorted by id, ascending) on
 // the backend and the proxy, so every target serves the same pages.
@@ -26,6 +37,8 @@ import (
 func main() {
 	cfg := defaultConfig()
 	var clients, perPages, targets, cpuProfile string
+	flag.BoolVar(&cfg.Processes, "processes", false, "run the backend, the proxy and the gateway as separate Caddy processes, built from cmd/caddy, and report each one's CPU and allocations")
+	flag.StringVar(&cfg.ProfileDir, "pprof", "", "with -processes: write a CPU profile of the proxy and the gateway process for each of their slices into this directory (slices are profiled for whole seconds)")
 	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured time of each target, per clients and page size")
 	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "slices the duration is cut into, the targets taking turns")
 	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each slice")
@@ -45,6 +58,10 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
+	if cfg.ProfileDir != "" && !cfg.Processes {
+		fmt.Fprintln(os.Stderr, "loadbench: -pprof needs -processes; in process, use -cpuprofile")
 		os.Exit(2)
 	}
 	if cpuProfile != "" {
