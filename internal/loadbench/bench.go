@@ -41,6 +41,11 @@ type Config struct {
 	// and the gateway process for each of their slices, taken through the
 	// admin endpoint: <target>-c<clients>-pp<perPage>-r<round>.pprof.
 	ProfileDir string
+	// Baseline, in the process mode, is a Caddy binary with the gateway
+	// built from other sources (say, the commit before a change): with the
+	// target baseline among Targets it runs as a fourth process, walked as
+	// the gateway is, so a before and an after share one run.
+	Baseline string
 }
 
 func defaultConfig() Config {
@@ -67,9 +72,15 @@ const (
 	Proxy
 	// Gateway is the backend behind helpdesk_gateway and reverse_proxy.
 	Gateway
+	// Baseline is Gateway as built from another binary (Config.Baseline,
+	// process mode only): a before beside the after, in one run.
+	Baseline
 )
 
-var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway"}
+var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline"}
+
+// walksByCursor reports whether the target is a gateway, walked by cursor.
+func (t Target) walksByCursor() bool { return t == Gateway || t == Baseline }
 
 func (t Target) String() string { return targetNames[t] }
 
@@ -84,6 +95,8 @@ var caddyfiles = map[Target]string{
 	Proxy:   "http://:0 {\n\treverse_proxy {backend}\n}\n",
 	Gateway: "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n",
 }
+
+func init() { caddyfiles[Baseline] = caddyfiles[Gateway] }
 
 // Result is the outcome of one measured phase.
 type Result struct {
@@ -132,6 +145,9 @@ type stage interface {
 // slices of cfg.Duration/cfg.Rounds each, their order rotating, so that a
 // machine busy with other work slows each alike. Progress goes to log.
 func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
+	if slices.Contains(cfg.Targets, Baseline) && (!cfg.Processes || cfg.Baseline == "") {
+		return nil, errors.New("the baseline target needs the process mode and a baseline binary")
+	}
 	if cfg.Duration <= 0 || cfg.Rounds < 1 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
 		return nil, errors.New("nothing to run: set a duration, rounds, records, clients, page sizes and targets")
 	}
@@ -283,7 +299,7 @@ func (s *inProcess) phase(ctx context.Context, target Target, clients, perPage, 
 func newDriver(cfg Config, base string, target Target, clients, perPage int) *driver {
 	return &driver{
 		base:    base + "/" + cfg.List,
-		cursor:  target == Gateway,
+		cursor:  target.walksByCursor(),
 		perPage: perPage,
 		records: cfg.Records,
 		client: &http.Client{

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -44,8 +45,15 @@ func startProcesses(ctx context.Context, cfg Config) (_ *cluster, err error) {
 		return nil, err
 	}
 	c.procs[Backend] = be
-	for _, t := range []Target{Proxy, Gateway} {
-		p, err := startCaddy(ctx, bin, dir, t.String(), caddyfiles[t], be.url, ready)
+	for _, t := range []Target{Proxy, Gateway, Baseline} {
+		b := bin
+		if t == Baseline {
+			if !slices.Contains(cfg.Targets, Baseline) {
+				continue
+			}
+			b = cfg.Baseline
+		}
+		p, err := startCaddy(ctx, b, dir, t.String(), caddyfiles[t], be.url, ready)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +91,7 @@ func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, ro
 		profiled <- nil
 	}
 
-	s0, err := p.sample(ctx, c.admin, target == Gateway)
+	s0, err := p.sample(ctx, c.admin, target.walksByCursor())
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -108,7 +116,7 @@ func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, ro
 	if err != nil {
 		return Result{}, nil, err
 	}
-	s1, err := p.sample(ctx, c.admin, target == Gateway)
+	s1, err := p.sample(ctx, c.admin, target.walksByCursor())
 	if err != nil {
 		return Result{}, nil, err
 	}
@@ -125,7 +133,7 @@ func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, ro
 		r.BackendCPU = r.CPU
 	}
 	r.ClientCPU = self1 - self0
-	if target == Gateway {
+	if target.walksByCursor() {
 		r.Calls = int64(s1.calls - s0.calls)
 	}
 	if load.firstError != nil {
@@ -140,5 +148,5 @@ func processNote(c Config) string {
 		strconv.FormatUint(c.Seed, 10) + "); this process is only the clients.\n" +
 		"CPU/req is the target process's user+system time (/proc/<pid>/stat) per request; alloc/req and mallocs/req its runtime.MemStats " +
 		"TotalAlloc and Mallocs (admin /debug/vars); backend CPU/req the backend process's, client CPU/req this process's, over the same slices.\n" +
-		"Backend calls are the gateway's own count (helpdesk_gateway_backend_subrequests at its admin /metrics).\n\n"
+		"A baseline is the gateway built from other sources (-baseline), walked as the gateway is. Backend calls are the gateway's own count (helpdesk_gateway_backend_subrequests at its admin /metrics).\n\n"
 }

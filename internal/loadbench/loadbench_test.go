@@ -50,7 +50,7 @@ func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	rep.Write(&out)
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
-	assert.Contains(t, out.String(), "The gateway against the plain proxy")
+	assert.Contains(t, out.String(), "against the plain proxy")
 }
 
 // TestSamePages checks what the bench compares: a cursor walk through the
@@ -112,6 +112,12 @@ func TestRunProcesses(t *testing.T) {
 	}
 	cfg := defaultConfig()
 	cfg.Processes = true
+	// The baseline is the same build here: a fourth process, walked as the
+	// gateway is, to show the before-and-after mode works.
+	var err error
+	cfg.Baseline, err = buildCaddy(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	cfg.Targets = []Target{Backend, Proxy, Gateway, Baseline}
 	cfg.Duration, cfg.Rounds, cfg.Warmup = time.Second, 2, 100*time.Millisecond
 	cfg.Clients, cfg.Records = []int{2}, 1005
 	cfg.ProfileDir = t.TempDir()
@@ -136,7 +142,7 @@ func TestRunProcesses(t *testing.T) {
 		assert.GreaterOrEqual(t, r.P99, r.P50, name)
 		// Every page of the walk is full but the last.
 		assert.InDelta(t, float64(r.PerPage), float64(r.Served)/float64(r.Requests), float64(r.PerPage)/10, name)
-		if r.Target == Gateway {
+		if r.Target.walksByCursor() {
 			assert.Equal(t, r.Requests, r.Calls, "%s: one backend call per page, as the gateway counts them", name)
 		}
 	}
@@ -147,6 +153,8 @@ func TestRunProcesses(t *testing.T) {
 	var out bytes.Buffer
 	rep.Write(&out)
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
+	assert.Contains(t, out.String(), "| 2 | 100 | baseline |")
+	assert.Contains(t, out.String(), "| baseline | 2 | 100 |", "the baseline's ratios to the proxy")
 	assert.Contains(t, out.String(), "| throughput ratio | CPU/req ratio |")
 }
 

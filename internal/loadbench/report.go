@@ -42,7 +42,7 @@ func (rep *Report) Write(w io.Writer) {
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, r := range rep.Results {
 			calls := "—" // counted by the gateway only
-			if r.Target == Gateway {
+			if r.Target.walksByCursor() {
 				calls = fmt.Sprintf("%.3f", r.CallsPerPage())
 			}
 			fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.1f | %s | %s | %.0f | %s | %d |\n",
@@ -63,15 +63,15 @@ func (rep *Report) Write(w io.Writer) {
 
 	var rows []string
 	for _, g := range rep.Results {
-		if g.Target != Gateway {
+		if !g.Target.walksByCursor() {
 			continue
 		}
 		p, ok := rep.find(Proxy, g.Clients, g.PerPage)
 		if !ok {
 			continue
 		}
-		row := fmt.Sprintf("| %d | %d | %.3f | %.3f | %s | %s | %s | %s |",
-			g.Clients, g.PerPage, g.rate()/p.rate(), g.CPURatio(p), usDelta(g.cpuPerRequest()-p.cpuPerRequest()),
+		row := fmt.Sprintf("| %s | %d | %d | %.3f | %.3f | %s | %s | %s | %s |",
+			g.Target, g.Clients, g.PerPage, g.rate()/p.rate(), g.CPURatio(p), usDelta(g.cpuPerRequest()-p.cpuPerRequest()),
 			msDelta(g.P50-p.P50), msDelta(g.P99-p.P99), kbDelta(g.allocPerRequest()-p.allocPerRequest()))
 		if c.Processes {
 			row += fmt.Sprintf(" %+.1f |", g.mallocsPerRequest()-p.mallocsPerRequest())
@@ -81,14 +81,14 @@ func (rep *Report) Write(w io.Writer) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nThe gateway against the plain proxy, same pages (cursor walk against _page walk):")
+	fmt.Fprintln(w, "\nThe gateway (and the baseline, if run) against the plain proxy, same pages (cursor walk against _page walk):")
 	fmt.Fprintln(w)
 	if c.Processes {
-		fmt.Fprintln(w, "| clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added | mallocs/req added |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| target | clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added | mallocs/req added |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	} else {
-		fmt.Fprintln(w, "| clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| target | clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	}
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
