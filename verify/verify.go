@@ -97,10 +97,10 @@ type verifier struct {
 	cfg     Config
 	target  *url.URL // baseURL + endpoint
 	backend *url.URL // BackendURL + endpoint; nil without --backend
-	out    io.Writer
-	counts map[string]int // problems by kind
-	kinds  []string       // the kinds in the order first met
-	tick   time.Time      // of the last progress line
+	out     io.Writer
+	counts  map[string]int // problems by kind
+	kinds   []string       // the kinds in the order first met
+	tick    time.Time      // of the last progress line
 }
 
 func newVerifier(cfg Config, out io.Writer) (*verifier, error) {
