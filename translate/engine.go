@@ -138,7 +138,6 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	rel, _ := f.(Releaser)
 	var takenOff []int
 	p := e.newPlanner()
-	placed := true // every record taken so far sits at a known offset
 
 	var s *search
 	offset := req.Offset // offset mode until the first answer settles it
@@ -176,13 +175,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		pg.Fetched += len(b.IDs)
 		start := w.Start()
 		short := v == ended || v == endedSomewhere
-		if v == endedSomewhere {
-			// Whatever moved these records, it moved them lower: the
-			// list ends at or before the offsets asked.
-			e.Index.learn(req.List, nil, 0, start+len(b.IDs))
-		} else {
-			e.learn(req.List, b.IDs, start, v == ended)
-		}
+		// The index takes even an answer a clamp may have moved: its
+		// offsets are hints that answers verify, and a clamp moves records
+		// lower, never past the end it gives.
+		e.learn(req.List, b.IDs, start, short)
 
 		// below: how many records of the answer are at or below the cursor.
 		var below int
@@ -236,7 +232,6 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		for k := range take {
 			takenOff = append(takenOff, start+below+k)
 		}
-		placed = placed && v != endedSomewhere
 		if len(pg.IDs) == want || below+take == len(b.IDs) && short {
 			break
 		}
@@ -268,12 +263,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		// Remember the last record served and the one after it: the next
 		// page's cursor then costs one call.
 		n := req.Size
-		if placed {
-			e.Index.learn(req.List, []sample{
-				{off: takenOff[n-1], id: pg.IDs[n-1]},
-				{off: takenOff[n], id: pg.IDs[n]},
-			}, takenOff[n]+1, -1)
-		}
+		e.Index.learn(req.List, []sample{
+			{off: takenOff[n-1], id: pg.IDs[n-1]},
+			{off: takenOff[n], id: pg.IDs[n]},
+		}, takenOff[n]+1, -1)
 		pg.IDs = pg.IDs[:n]
 		if pg.Records != nil {
 			pg.Records = pg.Records[:n]
