@@ -169,10 +169,11 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			// This call re-read the page before a held answer: if it
 			// still ends where it did, the held answer is adjacent.
 			p.held = nil
+			holds := p.edgeHolds(w, b)
 			if rel != nil {
 				rel.Release(call)
 			}
-			if !p.edgeHolds(w, b) {
+			if !holds {
 				if rel != nil {
 					rel.Release(h.call)
 				}
