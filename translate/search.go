@@ -41,16 +41,8 @@ type search struct {
 	fellShort    bool // a leap found every record at or below the cursor
 }
 
-// newSearch returns a search for the boundary after cursor, starting from
-// what the index hinted. It is small enough to inline, so that a search
-// lives on its caller's stack.
-func newSearch(order Order, cursor string, h hint) *search {
-	s := new(search)
-	s.init(order, cursor, &h)
-	return s
-}
-
-// init sets s up as newSearch does.
+// init sets s up to search for the boundary after cursor, starting from
+// what the index hinted.
 func (s *search) init(order Order, cursor string, h *hint) {
 	*s = search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
 	if h.hasLo {
