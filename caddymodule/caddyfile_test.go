@@ -40,6 +40,7 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"status_codes open pending", Gateway{StatusCodes: []string{"open", "pending"}}},
 		{"channel_types email phone", Gateway{ChannelTypes: []string{"email", "phone"}}},
 		{"period_codes today yesterday", Gateway{PeriodCodes: []string{"today", "yesterday"}}},
+		{"openapi_path /openapi.json", Gateway{OpenAPIPath: "/openapi.json"}},
 	} {
 		t.Run(tc.option, func(t *testing.T) {
 			var g Gateway
@@ -75,6 +76,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		// bad id_order
 		{"helpdesk_gateway {\n\tid_order random\n}", `id_order: "random" is not numeric or lexical, at Testfile:2`},
 		{"helpdesk_gateway {\n\tid_order Numeric\n}", `id_order: "Numeric" is not numeric or lexical, at Testfile:2`},
+		{"helpdesk_gateway {\n\topenapi_path openapi.json\n}", `openapi_path: "openapi.json" must be a path starting with /, at Testfile:2`},
 		// bad sizes, each size option
 		{"helpdesk_gateway {\n\tmax_body_size lots\n}", `max_body_size: "lots" is not a size such as 16MiB or 4096, at Testfile:2`},
 		{"helpdesk_gateway {\n\tmax_body_size 0\n}", `max_body_size: "0" is not a size such as 16MiB or 4096, at Testfile:2`},
@@ -138,6 +140,8 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{IndexSize: -2}, "index_size"},
 		{Gateway{MaxBodySize: 10}, "max_body_size: 10 is out of range [1024, 1099511627776]"},
 		{Gateway{BackendSort: "a=%zz"}, "backend_sort"},
+		{Gateway{OpenAPIPath: "openapi.json"}, "openapi_path"},
+		{Gateway{BasePath: "/api", OpenAPIPath: "/api/calls"}, `openapi_path "/api/calls": is already an endpoint of cursor_endpoints`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
@@ -150,7 +154,7 @@ func TestProvisionValidates(t *testing.T) {
 }
 
 // TestAdaptShowsJSON checks what `caddy adapt` prints: every option (all
-// nineteen) as its JSON twin, and the gateway placed before reverse_proxy
+// twenty) as its JSON twin, and the gateway placed before reverse_proxy
 // with no order option.
 func TestAdaptShowsJSON(t *testing.T) {
 	input := `:8080 {
@@ -175,6 +179,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 		status_codes         open closed
 		channel_types        email phone
 		period_codes         today last_7_days
+		openapi_path         /openapi.json
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -216,7 +221,8 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"max_filters_length": 1024,
 		"status_codes": ["open", "closed"],
 		"channel_types": ["email", "phone"],
-		"period_codes": ["today", "last_7_days"]
+		"period_codes": ["today", "last_7_days"],
+		"openapi_path": "/openapi.json"
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
 }

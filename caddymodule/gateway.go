@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -98,11 +99,16 @@ type Gateway struct {
 	MaxSubrequests int `json:"max_subrequests,omitempty"`
 	// MaxQueryLength bounds the query string of an owned request, in bytes.
 	MaxQueryLength int `json:"max_query_length,omitempty"`
+	// OpenAPIPath, when set, is the path (e.g. /openapi.json) at which the
+	// gateway serves the OpenAPI document of its client contract; it is
+	// not prefixed with BasePath. Default: not served.
+	OpenAPIPath string `json:"openapi_path,omitempty"`
 
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
 	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
 	MaxFiltersLength int `json:"max_filters_length,omitempty"`
+
 	// StatusCodes, ChannelTypes and PeriodCodes restrict the codes accepted
 	// for status, channel_type and the DP operator. Empty: any code.
 	StatusCodes  []string `json:"status_codes,omitempty"`
@@ -114,6 +120,7 @@ type Gateway struct {
 	shadowNames []string   // the names parameters must not pass for; see shadowError
 	endpoints   map[string]*endpoint
 	filters     *translate.FilterValidator
+	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
 }
 
@@ -139,6 +146,40 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
+	g.setDefaults()
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	g.order, _ = translate.ParseOrder(g.IDOrder)
+	g.sortParams, _ = url.ParseQuery(g.BackendSort)
+	g.shadowNames = shadowNames(g.sortParams)
+	g.filters = translate.NewFilterValidator(g.filterConfig())
+	g.endpoints = make(map[string]*endpoint)
+	for _, name := range g.CursorEndpoints {
+		g.endpoints[g.BasePath+name] = &endpoint{name: name, cursor: true, engine: &translate.Engine{
+			Order:       g.order,
+			MaxPageSize: g.BackendMaxPerPage,
+			MaxCalls:    g.MaxSubrequests,
+			Index:       translate.NewIndex(g.order, g.IndexSize),
+		}, m: newEndpointMetrics(name, true)}
+	}
+	for _, name := range g.FilterEndpoints {
+		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
+	}
+	if g.OpenAPIPath != "" {
+		doc, err := openapi.Generate(g.openAPIConfig())
+		if err != nil {
+			return fmt.Errorf("openapi_path: %v", err)
+		}
+		g.openAPIDoc = doc
+	}
+	return nil
+}
+
+// setDefaults fills in the options left out. The command that prints the
+// OpenAPI document applies them too, so the document shows what the
+// gateway runs with.
+func (g *Gateway) setDefaults() {
 	if g.CursorEndpoints == nil {
 		g.CursorEndpoints = defaultCursorEndpoints
 	}
@@ -155,32 +196,17 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	setDefault(&g.MaxBodySize, defaultMaxBodySize)
 	setDefault(&g.MaxSubrequests, translate.DefaultMaxCalls)
 	setDefault(&g.MaxQueryLength, defaultMaxQueryLength)
-	if err := g.Validate(); err != nil {
-		return err
-	}
-	g.order, _ = translate.ParseOrder(g.IDOrder)
-	g.sortParams, _ = url.ParseQuery(g.BackendSort)
-	g.shadowNames = shadowNames(g.sortParams)
-	g.filters = translate.NewFilterValidator(translate.FilterConfig{
+}
+
+// filterConfig is the configuration of the gateway's filter validator.
+func (g *Gateway) filterConfig() translate.FilterConfig {
+	return translate.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,
 		StatusCodes:  g.StatusCodes,
 		ChannelTypes: g.ChannelTypes,
 		PeriodCodes:  g.PeriodCodes,
-	})
-	g.endpoints = make(map[string]*endpoint)
-	for _, name := range g.CursorEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name, cursor: true, engine: &translate.Engine{
-			Order:       g.order,
-			MaxPageSize: g.BackendMaxPerPage,
-			MaxCalls:    g.MaxSubrequests,
-			Index:       translate.NewIndex(g.order, g.IndexSize),
-		}, m: newEndpointMetrics(name, true)}
 	}
-	for _, name := range g.FilterEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
-	}
-	return nil
 }
 
 func setDefault[T comparable](v *T, def T) {
@@ -209,6 +235,14 @@ func (g *Gateway) Validate() error {
 			}
 			seen[p] = list.option
 		}
+	}
+	for p, option := range seen {
+		if g.BasePath+p == g.OpenAPIPath {
+			return fmt.Errorf("openapi_path %q: is already an endpoint of %s", g.OpenAPIPath, option)
+		}
+	}
+	if g.OpenAPIPath != "" && !strings.HasPrefix(g.OpenAPIPath, "/") {
+		return fmt.Errorf("openapi_path %q: must be a path starting with /", g.OpenAPIPath)
 	}
 	if _, err := translate.ParseOrder(g.IDOrder); err != nil {
 		return fmt.Errorf("id_order: %v", err)
