@@ -66,7 +66,7 @@ func cursorOperation(g Config, name string, page map[string]any) map[string]any 
 	responses := map[string]any{
 		"200": ok,
 		"400": gatewayError("A client mistake: a bad `_perPage`, `_page` or `_cursor`; `_page` with `_cursor`; a repeated `_cursor`, `_perPage`, `_page` or `_filters`; "+
-			"a sort other than ascending id; a parameter name a backend could read as one of these (`_PAGE`, `.page`, `_page[]`, `%255Fpage`); `;` in the query; "+
+			"a sort other than ascending id; `_from` or `_to` (a backend reads them as its own result window); a parameter name a backend could read as one of these (`_PAGE`, `.page`, `_page[]`, `%255Fpage`); `;` in the query; "+
 			fmt.Sprintf("a query longer than %d bytes (max_query_length).", g.MaxQueryLength), false),
 		"502": gatewayError("The backend's answer could not be used (not JSON, no records array, a record without id, ids out of order or too long, larger than max_body_size), "+
 			"or the backend did not answer or broke its answer off.", false),
