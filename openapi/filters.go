@@ -68,10 +68,10 @@ func filtersSchema(g translate.FilterGrammar) map[string]any {
 			"Not filterable: %s (search covers the owner's details). "+
 			"Every value is a string with no control character. "+
 			"Identifiers and codes are 1 to %d bytes without commas or spaces; lists (IN, NI, CY) are comma-separated with no empty item and no spaces around commas; "+
-			"IE and INE take exactly \"\"; date-times are %q in the shape of %q and must be a real calendar time; "+
+			"IE and INE take exactly \"\"; date-times are %q and must be a real calendar time; "+
 			"DP takes %s.",
 			g.MaxFilters, g.MaxLength, strings.Join(notFilterable, ", "), g.TokenMaxBytes,
-			"YYYY-MM-DD hh:mm:ss", g.DateTimeLayout, periodWords(g)),
+			"YYYY-MM-DD hh:mm:ss", periodWords(g)),
 		"examples": []any{
 			map[string]any{"status": firstOr(g.StatusCodes, "open"), "subject": "printer"},
 			[]any{[]any{"date_created", "D>=", "2025-06-01 00:00:00"}, []any{"date_created", "D<", "2025-07-01 00:00:00"}},
@@ -150,7 +150,7 @@ func valueSchema(g translate.FilterGrammar, p translate.FilterParam, shape trans
 		return map[string]any{"type": "string", "enum": codes, "description": "One of the configured codes."}
 	}
 	item, what := itemPattern(g, p.Kind, false)
-	return map[string]any{"type": "string", "pattern": "^" + item + "$", "description": what + "."}
+	return map[string]any{"type": "string", "pattern": "^" + item + "$", "description": strings.ToUpper(what[:1]) + what[1:] + "."}
 }
 
 // itemPattern is the pattern of one item of kind in a list, and words for

@@ -90,8 +90,6 @@ type FilterGrammar struct {
 	// PeriodMaxLength bounds a DP code of a-z, 0-9 and _ when PeriodCodes
 	// is empty.
 	PeriodMaxLength int
-	// DateTimeLayout is the date-time shape, as a Go time layout.
-	DateTimeLayout string
 	// StatusCodes, ChannelTypes and PeriodCodes are the configured code
 	// lists; empty means any code of the right syntax.
 	StatusCodes, ChannelTypes, PeriodCodes []string
@@ -108,7 +106,6 @@ func DescribeFilters(cfg FilterConfig) FilterGrammar {
 		MaxLength:       v.maxLength,
 		TokenMaxBytes:   filterMaxToken,
 		PeriodMaxLength: filterMaxPeriod,
-		DateTimeLayout:  filterDateTimeLayout,
 		StatusCodes:     slices.Clone(v.codes[filterStatus].all),
 		ChannelTypes:    slices.Clone(v.codes[filterChannel].all),
 		PeriodCodes:     slices.Clone(v.periods.all),
