@@ -1,14 +1,24 @@
 // Package contract holds answers to the gateway's OpenAPI document: a
-// Transport for test clients checks every request and response with
-// kin-openapi against the document of the gateway it talks to, and turns
-// an answer that strays from it into an error of the request, so the test
-// that made it fails.
+// Transport for test clients checks every request and response against
+// the document of the gateway it talks to, and turns an answer that
+// strays from it into an error of the request, so the test that made it
+// fails.
 //
 // A request the document finds invalid, as tests send on purpose, must get
 // the documented 400: the gateway's own JSON error body. A valid request's
 // answer must match the document, errors included. Requests the document
 // does not describe (other paths and methods, which pass through to the
 // backend) are not checked.
+//
+// kin-openapi loads and validates the document (OpenAPI 3.1), routes
+// requests to its operations and gives the model the checks walk
+// (Responses.Status, Content.Get, parameters); schemas are checked as
+// JSON Schema 2020-12 by santhosh-tekuri/jsonschema, the validator
+// kin-openapi itself uses for 3.1. The checks follow openapi3filter's
+// ValidateRequest and ValidateResponse but compile each schema once:
+// openapi3filter compiles a schema, with a check against the metaschema,
+// at every use, milliseconds per parameter and per body, which made the
+// end-to-end load test four times slower.
 package contract
 
 import (
@@ -25,7 +35,6 @@ import (
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -77,19 +86,11 @@ func Load(raw []byte) (*Document, error) {
 // and body. It returns nil for a request the document does not describe.
 func (d *Document) Check(req *http.Request, status int, header http.Header, body []byte) error {
 	req = req.Clone(context.Background())
-	route, pathParams, err := d.router.FindRoute(req)
+	route, _, err := d.router.FindRoute(req)
 	if err != nil {
 		return nil // not the gateway's: it passes through to the backend
 	}
-	options := &openapi3filter.Options{
-		AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc,
-		SkipSettingDefaults: true,
-	}
-	in := &openapi3filter.RequestValidationInput{
-		Request: req, PathParams: pathParams, Route: route, Options: options,
-		ParamDecoder: decodeJSONParameter,
-	}
-	if reqErr := openapi3filter.ValidateRequest(context.Background(), in); reqErr != nil {
+	if reqErr := checkRequest(route, req); reqErr != nil {
 		// A request the document calls invalid must get the gateway's 400.
 		if status != http.StatusBadRequest {
 			return fmt.Errorf("the document finds the request invalid (%v), but the answer is %d, not 400", reqErr, status)
@@ -104,11 +105,67 @@ func (d *Document) Check(req *http.Request, status int, header http.Header, body
 	return nil
 }
 
-// checkResponse checks an answer as openapi3filter.ValidateResponse does
-// (the documented status, then the headers, the media type and the body
-// against the operation's schemas), but with each schema compiled once:
-// kin-openapi compiles a JSON Schema 2020-12 schema at every use, which
-// costs milliseconds per answer and starves the load tests.
+// checkRequest checks the query parameters of req as
+// openapi3filter.ValidateRequest does for the forms the document uses:
+// form-style scalars, and JSON in _filters. A described parameter sent
+// twice is invalid: the document describes one value.
+func checkRequest(route *routers.Route, req *http.Request) error {
+	query := req.URL.Query()
+	for _, ref := range slices.Concat(route.PathItem.Parameters, route.Operation.Parameters) {
+		p := ref.Value
+		if p.In != openapi3.ParameterInQuery {
+			continue
+		}
+		values, ok := query[p.Name]
+		switch {
+		case !ok && p.Required:
+			return fmt.Errorf("parameter %s is required", p.Name)
+		case !ok:
+			continue
+		case len(values) > 1:
+			return fmt.Errorf("parameter %s is repeated", p.Name)
+		case p.Content != nil:
+			if err := checkJSONParameter(p, values[0]); err != nil {
+				return err
+			}
+			continue
+		case p.Schema == nil:
+			continue
+		}
+		value, err := scalar(p.Schema.Value, values[0])
+		if err == nil {
+			err = validate(p.Schema.Value, value)
+		}
+		if err != nil {
+			return fmt.Errorf("parameter %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// scalar reads text as the value its schema describes: a number where it
+// wants one (a query's _perPage, a header's Retry-After), else the text.
+func scalar(s *openapi3.Schema, text string) (any, error) {
+	switch {
+	case s.Type.Is("integer"):
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", text)
+		}
+		return n, nil
+	case s.Type.Is("number"):
+		n, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", text)
+		}
+		return n, nil
+	}
+	return text, nil
+}
+
+// checkResponse checks an answer as openapi3filter.ValidateResponse does:
+// the documented status, then the headers, the media type and the body
+// against the operation's schemas.
 func checkResponse(route *routers.Route, status int, header http.Header, body []byte) error {
 	if route.Method == http.MethodHead {
 		return nil // no body to check; the headers are GET's, checked there
@@ -132,7 +189,11 @@ func checkResponse(route *routers.Route, status int, header http.Header, body []
 		case len(values) > 1:
 			return fmt.Errorf("header %s appears %d times", name, len(values))
 		}
-		if err := validate(h.Schema.Value, headerValue(h.Schema.Value, values[0])); err != nil {
+		value, err := scalar(h.Schema.Value, values[0])
+		if err == nil {
+			err = validate(h.Schema.Value, value)
+		}
+		if err != nil {
 			return fmt.Errorf("header %s: %w", name, err)
 		}
 	}
@@ -161,17 +222,6 @@ func checkResponse(route *routers.Route, status int, header http.Header, body []
 	return nil
 }
 
-// headerValue is a header's text as the value its schema describes: a
-// number where the schema wants one (Retry-After), else the text.
-func headerValue(s *openapi3.Schema, text string) any {
-	if s.Type.Is("integer") || s.Type.Is("number") {
-		if n, err := strconv.ParseFloat(text, 64); err == nil {
-			return n
-		}
-	}
-	return text
-}
-
 // validate checks v against s with s compiled once.
 func validate(s *openapi3.Schema, v any) error {
 	check, err := compiled(s)
@@ -181,27 +231,21 @@ func validate(s *openapi3.Schema, v any) error {
 	return check(v)
 }
 
-// decodeJSONParameter decodes a parameter whose value is JSON (_filters)
-// and checks it against its schema with a validator compiled once, since
-// kin-openapi compiles a JSON Schema 2020-12 schema at every use, which
-// costs tens of milliseconds for the filter grammar. The validator is the
-// one kin-openapi uses for OpenAPI 3.1, santhosh-tekuri/jsonschema.
-func decodeJSONParameter(param *openapi3.Parameter, values []string) (any, *openapi3.Schema, error) {
+// checkJSONParameter checks a parameter whose value is JSON (_filters)
+// against its schema.
+func checkJSONParameter(param *openapi3.Parameter, text string) error {
 	mt := param.Content.Get("application/json")
 	if len(param.Content) != 1 || mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
-		return nil, nil, fmt.Errorf("parameter %q: want one application/json schema", param.Name)
-	}
-	if len(values) != 1 {
-		return nil, nil, fmt.Errorf("parameter %q is repeated", param.Name)
+		return fmt.Errorf("parameter %s: want one application/json schema", param.Name)
 	}
 	var value any
-	if err := json.Unmarshal([]byte(values[0]), &value); err != nil {
-		return nil, nil, fmt.Errorf("parameter %q is not JSON: %w", param.Name, err)
+	if err := json.Unmarshal([]byte(text), &value); err != nil {
+		return fmt.Errorf("parameter %s is not JSON: %w", param.Name, err)
 	}
 	if err := validate(mt.Schema.Value, value); err != nil {
-		return nil, nil, fmt.Errorf("parameter %q does not match its schema: %w", param.Name, err)
+		return fmt.Errorf("parameter %s does not match its schema: %w", param.Name, err)
 	}
-	return value, &openapi3.Schema{}, nil
+	return nil
 }
 
 // compiledSchemas caches compiled schemas by the loaded schema.
