@@ -4,6 +4,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -147,6 +148,31 @@ func Run(caddyfile, backendURL string, opts ...Options) (*Caddy, error) {
 // against the OpenAPI document of that Caddy's gateways.
 var checker = &contract.Transport{Next: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
 
+// contracts caches the documents by the settings they are made of, so
+// that a reload, or a test that starts the same config again, does not
+// make and load the document anew.
+var contracts sync.Map // JSON of []openapi.Config -> *contract.Document
+
+func contractFor(gateways []openapi.Config) (*contract.Document, error) {
+	key, err := json.Marshal(gateways)
+	if err != nil {
+		return nil, err
+	}
+	if doc, ok := contracts.Load(string(key)); ok {
+		return doc.(*contract.Document), nil
+	}
+	raw, err := openapi.Generate(gateways...)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := contract.Load(raw)
+	if err != nil {
+		return nil, err
+	}
+	contracts.Store(string(key), doc)
+	return doc, nil
+}
+
 // checkContracts makes Client check every exchange with each server of
 // cfg (a Caddy JSON config) that has helpdesk_gateway handlers against
 // their OpenAPI document, as `caddy helpdesk openapi` prints it for that
@@ -163,13 +189,9 @@ func (c *Caddy) checkContracts(cfg []byte) error {
 		return fmt.Errorf("the OpenAPI document: %v", err)
 	}
 	for name, gateways := range byServer {
-		raw, err := openapi.Generate(gateways...)
+		doc, err := contractFor(gateways)
 		if err != nil {
 			return fmt.Errorf("the OpenAPI document of server %s: %v", name, err)
-		}
-		doc, err := contract.Load(raw)
-		if err != nil {
-			return fmt.Errorf("server %s: %v", name, err)
 		}
 		for _, host := range c.hosts[name] {
 			c.unregister = append(c.unregister, checker.Register(host, doc))
