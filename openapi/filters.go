@@ -73,7 +73,7 @@ func filtersSchema(g translate.FilterGrammar) map[string]any {
 			g.MaxFilters, g.MaxLength, strings.Join(notFilterable, ", "), g.TokenMaxBytes,
 			"YYYY-MM-DD hh:mm:ss", periodWords(g)),
 		"examples": []any{
-			map[string]any{"status": firstOr(g.StatusCodes, "open"), "subject": "printer"},
+			map[string]any{"status": firstOr(g.StatusCodes, "C"), "subject": "printer"},
 			[]any{[]any{"date_created", "D>=", "2025-06-01 00:00:00"}, []any{"date_created", "D<", "2025-07-01 00:00:00"}},
 		},
 	}
@@ -128,7 +128,7 @@ func valueSchema(g translate.FilterGrammar, p translate.FilterParam, shape trans
 		return map[string]any{
 			"type":        "string",
 			"maxLength":   g.PeriodMaxLength,
-			"pattern":     "^[a-z0-9_]+$",
+			"pattern":     "^[" + g.PeriodChars + "]+$",
 			"description": "A period code: " + periodWords(g) + ".",
 		}
 	case translate.FilterShapeList:
@@ -184,9 +184,9 @@ func itemPattern(g translate.FilterGrammar, kind translate.FilterValueKind, plur
 	words := fmt.Sprintf("%s, 1 to %d bytes without commas, spaces or control characters", what, g.TokenMaxBytes)
 	switch kind {
 	case translate.FilterKindStatus:
-		words += "; any code is accepted, since status_codes is not configured"
+		words += "; any code is accepted, since status_codes is not configured. " + known(translate.StatusCodes())
 	case translate.FilterKindChannel:
-		words += "; any code is accepted, since channel_types is not configured"
+		words += "; any code is accepted, since channel_types is not configured. " + known(translate.ChannelTypes())
 	}
 	return fmt.Sprintf(`[^, \x00-\x1f\x7f-\x9f]{1,%d}`, g.TokenMaxBytes), words
 }
@@ -206,7 +206,18 @@ func periodWords(g translate.FilterGrammar) string {
 	if len(g.PeriodCodes) > 0 {
 		return "one of the period codes " + strings.Join(g.PeriodCodes, ", ")
 	}
-	return fmt.Sprintf("any period code of 1 to %d characters a-z, 0-9 and _, since period_codes is not configured", g.PeriodMaxLength)
+	return fmt.Sprintf("any period code of 1 to %d characters %s, since period_codes is not configured. %s",
+		g.PeriodMaxLength, g.PeriodChars, known(translate.PeriodCodes()))
+}
+
+// known names LiveAgent's codes, which the gateway accepts by default
+// among others, so they are words rather than an enum.
+func known(codes []translate.Code) string {
+	items := make([]string, len(codes))
+	for i, c := range codes {
+		items[i] = c.Code + " (" + c.Meaning + ")"
+	}
+	return "LiveAgent's are " + strings.Join(items, ", ") + " (from " + translate.CodesSource + ")"
 }
 
 func article(word string) string {

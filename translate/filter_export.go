@@ -87,9 +87,11 @@ type FilterGrammar struct {
 	// TokenMaxBytes bounds identifiers and codes (kinds id, tag, status,
 	// channel), which have no comma, space or control character.
 	TokenMaxBytes int
-	// PeriodMaxLength bounds a DP code of a-z, 0-9 and _ when PeriodCodes
-	// is empty.
+	// PeriodMaxLength bounds a DP code when PeriodCodes is empty, and
+	// PeriodChars lists its characters as the inside of a regular
+	// expression's class, e.g. A-Za-z0-9_.
 	PeriodMaxLength int
+	PeriodChars     string
 	// StatusCodes, ChannelTypes and PeriodCodes are the configured code
 	// lists; empty means any code of the right syntax.
 	StatusCodes, ChannelTypes, PeriodCodes []string
@@ -106,6 +108,7 @@ func DescribeFilters(cfg FilterConfig) FilterGrammar {
 		MaxLength:       v.maxLength,
 		TokenMaxBytes:   filterMaxToken,
 		PeriodMaxLength: filterMaxPeriod,
+		PeriodChars:     filterPeriodChars,
 		StatusCodes:     slices.Clone(v.codes[filterStatus].all),
 		ChannelTypes:    slices.Clone(v.codes[filterChannel].all),
 		PeriodCodes:     slices.Clone(v.periods.all),
@@ -126,3 +129,7 @@ func exportFilterParam(p filterParamSpec) FilterParam {
 	ops := strings.Fields(p.ops)
 	return FilterParam{Name: p.name, Operators: ops, ObjectOperator: filterObjectOp(ops), Kind: filterKindNames[p.kind]}
 }
+
+// filterPeriodChars are the characters filterIsShortCode accepts, as a
+// regular expression's class; TestDescribeFilters holds the two together.
+const filterPeriodChars = "A-Za-z0-9_"

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,6 +37,10 @@ func TestDescribeFilters(t *testing.T) {
 	assert.Equal(t, "", objectOps["date_created"])
 	assert.Equal(t, FilterShapeList, g.Operators["CY"])
 	assert.Equal(t, FilterKindDateTime, g.Params[7].Kind)
+	class := regexp.MustCompile("^[" + g.PeriodChars + "]$")
+	for c := 0; c < 256; c++ {
+		assert.Equal(t, filterIsShortCode(string(rune(c))), class.MatchString(string(rune(c))), "character %q", rune(c))
+	}
 
 	cfg := FilterConfig{MaxFilters: 3, MaxLength: 99, StatusCodes: []string{"C", "L"}, ChannelTypes: []string{"E"}, PeriodCodes: []string{"T"}}
 	g = DescribeFilters(cfg)
