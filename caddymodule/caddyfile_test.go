@@ -40,6 +40,8 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"status_codes C L", Gateway{StatusCodes: []string{"C", "L"}}},
 		{"channel_types E C", Gateway{ChannelTypes: []string{"E", "C"}}},
 		{"period_codes T Y", Gateway{PeriodCodes: []string{"T", "Y"}}},
+		{"drop_backend_headers Link X-Page-Token", Gateway{DropBackendHeaders: []string{"Link", "X-Page-Token"}}},
+		{"link_header", Gateway{LinkHeader: true}},
 		{"openapi_path /openapi.json", Gateway{OpenAPIPath: "/openapi.json"}},
 	} {
 		t.Run(tc.option, func(t *testing.T) {
@@ -92,6 +94,9 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"helpdesk_gateway {\n\tmax_body_size 1MiB 2MiB\n}", `max_body_size: one value only, got also "2MiB", at Testfile:2`},
 		{"helpdesk_gateway {\n\tcursor_endpoints\n}", "cursor_endpoints: at least one path is needed, at Testfile:2"},
 		{"helpdesk_gateway {\n\tfilter_endpoints\n}", "filter_endpoints: at least one path is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tdrop_backend_headers\n}", "drop_backend_headers: at least one header name is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tdrop_backend_headers Link X-Page:\n}", `drop_backend_headers: "X-Page:" is not a header name, at Testfile:2`},
+		{"helpdesk_gateway {\n\tlink_header on\n}", "link_header takes no value: write it alone to turn the Link header on, at Testfile:2"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			var g Gateway
@@ -140,6 +145,7 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{IndexSize: -2}, "index_size"},
 		{Gateway{MaxBodySize: 10}, "max_body_size: 10 is out of range [1024, 1099511627776]"},
 		{Gateway{BackendSort: "a=%zz"}, "backend_sort"},
+		{Gateway{DropBackendHeaders: []string{"Link", "X Page"}}, `drop_backend_headers: "X Page" is not a header name`},
 		{Gateway{OpenAPIPath: "openapi.json"}, "openapi_path"},
 		{Gateway{BasePath: "/api", OpenAPIPath: "/api/calls"}, `openapi_path "/api/calls": is already an endpoint of cursor_endpoints`},
 	} {
@@ -154,7 +160,7 @@ func TestProvisionValidates(t *testing.T) {
 }
 
 // TestAdaptShowsJSON checks what `caddy adapt` prints: every option (all
-// twenty) as its JSON twin, and the gateway placed before reverse_proxy
+// twenty-two) as its JSON twin, and the gateway placed before reverse_proxy
 // with no order option.
 func TestAdaptShowsJSON(t *testing.T) {
 	input := `:8080 {
@@ -179,6 +185,8 @@ func TestAdaptShowsJSON(t *testing.T) {
 		status_codes         C L
 		channel_types        E C
 		period_codes         T L7D
+		drop_backend_headers Link X-Page
+		link_header
 		openapi_path         /openapi.json
 	}
 }`
@@ -222,6 +230,8 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"status_codes": ["C", "L"],
 		"channel_types": ["E", "C"],
 		"period_codes": ["T", "L7D"],
+		"drop_backend_headers": ["Link", "X-Page"],
+		"link_header": true,
 		"openapi_path": "/openapi.json"
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
@@ -242,12 +252,17 @@ func TestLegacyCaddyfile(t *testing.T) {
 		seed 7
 		records 500
 		max_per_page 200
+		max_per_page /calls 137
+		max_per_page tickets/history 60
+		fixed_per_page /phone_numbers 40
 		base_path /api
 		envelope data
 		churn 2.5
 	}`)))
-	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5}, l)
-	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1"} {
+	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5,
+		ListMaxPerPage: map[string]int{"calls": 137, "tickets/history": 60}, FixedPerPage: map[string]int{"phone_numbers": 40}}, l)
+	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1",
+		"max_per_page /nowhere 10", "max_per_page /calls 0", "fixed_per_page /calls", "fixed_per_page /calls 1 2"} {
 		err := new(LegacyBackend).UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_legacy {\n" + bad + "\n}"))
 		assert.ErrorContains(t, err, "Testfile:2", bad)
 	}

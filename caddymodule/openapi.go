@@ -29,6 +29,7 @@ func (g *Gateway) openAPIConfig() openapi.Config {
 		DefaultPerPage:  g.DefaultPerPage,
 		MaxPerPage:      g.MaxPerPage,
 		MaxQueryLength:  g.MaxQueryLength,
+		LinkHeader:      g.LinkHeader,
 		Filters:         g.filterConfig(),
 	}
 }

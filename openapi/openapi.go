@@ -36,7 +36,8 @@ type Config struct {
 	BackendSort     url.Values // the parameters that sort a backend list by id
 	DefaultPerPage  int
 	MaxPerPage      int
-	MaxQueryLength  int // bytes of the query string of an owned request
+	MaxQueryLength  int  // bytes of the query string of an owned request
+	LinkHeader      bool // a Link rel="next" header beside next_page_cursor
 	Filters         translate.FilterConfig
 }
 
@@ -115,10 +116,10 @@ func (d *document) add(i int, g Config) error {
 	return nil
 }
 
-// path adds the GET operation op at path, or checks that the one there
-// says the same.
+// path adds the GET operation op at path, with HEAD beside it, or checks
+// that the one there says the same.
 func (d *document) path(i int, path string, op map[string]any) error {
-	item := map[string]any{"get": op}
+	item := map[string]any{"get": op, "head": headOperation(op)}
 	if old, ok := d.paths[path]; ok {
 		if !sameJSON(old, item) {
 			return fmt.Errorf("handlers %d and %d both serve %s with different settings; describe one at a time", d.owner[path]+1, i+1, path)
@@ -159,7 +160,7 @@ func sameJSON(a, b any) bool {
 
 // operationID makes an operationId from a method word and a path.
 func operationID(verb, path string) string {
-	return verb + strings.Trim(nonWord.ReplaceAllString(path, "_"), "_")
+	return verb + "_" + strings.Trim(nonWord.ReplaceAllString(path, "_"), "_")
 }
 
 var nonWord = regexp.MustCompile(`[^A-Za-z0-9]+`)

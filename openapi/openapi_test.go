@@ -55,6 +55,7 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 	full.IDField = "meta.id"
 	full.IDOrder = translate.Lexical
 	full.BackendSort = url.Values{"sort": {"id"}, "order": {"asc"}}
+	full.LinkHeader = true
 	full.Filters = translate.FilterConfig{MaxFilters: 5, MaxLength: 100,
 		StatusCodes: []string{"C", "L"}, ChannelTypes: []string{"E", "M"}, PeriodCodes: []string{"T", "L7D"}}
 	odd := defaults()
@@ -87,6 +88,11 @@ func TestDocumentFollowsTheConfig(t *testing.T) {
 
 	calls := doc.Paths.Find("/api/v3/calls").Get
 	require.NotNil(t, calls)
+	head := doc.Paths.Find("/api/v3/calls").Head
+	require.NotNil(t, head, "HEAD answers as GET would")
+	assert.Nil(t, head.Responses.Value("200").Value.Content, "HEAD has no body")
+	assert.Contains(t, head.Responses.Value("200").Value.Headers, "next_page_cursor")
+	assert.NotContains(t, calls.Responses.Value("200").Value.Headers, "Link", "Link only with link_header")
 	perPage := calls.Parameters.GetByInAndName("query", "_perPage").Schema.Value
 	assert.Equal(t, 1.0, *perPage.Min)
 	assert.Equal(t, 250.0, *perPage.Max)

@@ -53,15 +53,23 @@ func cursorOperation(g Config, name string, page map[string]any) map[string]any 
 			"schema":      map[string]any{"type": "string", "pattern": "^" + anyCase("asc") + "$"},
 		})
 	}
-	ok := map[string]any{
-		"description": "One page. Its headers are the backend answer's it was cut from, with `Content-Length` recomputed and `ETag`/`Last-Modified` dropped.",
-		"headers": map[string]any{
-			"next_page_cursor": map[string]any{
-				"description": "The `_cursor` of the next page; present when at least one more record existed when the page was read, absent on the last page, so a walk never ends on an empty page.",
-				"schema":      ref("Cursor"),
-			},
+	headers := map[string]any{
+		"next_page_cursor": map[string]any{
+			"description": "The `_cursor` of the next page; present when at least one more record existed when the page was read, absent on the last page, so a walk never ends on an empty page. " +
+				"Listed in Access-Control-Expose-Headers when the answer is for a cross-origin browser request.",
+			"schema": ref("Cursor"),
 		},
-		"content": map[string]any{"application/json": map[string]any{"schema": page}},
+	}
+	if g.LinkHeader {
+		headers["Link"] = map[string]any{
+			"description": "With link_header: the next page as an RFC 8288 link, relative to the request and carrying its other parameters, beside next_page_cursor; absent on the last page.",
+			"schema":      map[string]any{"type": "string", "pattern": `^<[^>]+>; rel="next"$`},
+		}
+	}
+	ok := map[string]any{
+		"description": "One page. Its headers are the backend answer's it was cut from, with `Content-Length` recomputed, and `ETag`, `Last-Modified` and the backend's own paging headers (drop_backend_headers: its `Link`, `X-Page`, `Content-Range`, ...) dropped.",
+		"headers":     headers,
+		"content":     map[string]any{"application/json": map[string]any{"schema": page}},
 	}
 	responses := map[string]any{
 		"200": ok,
@@ -158,4 +166,26 @@ func anyCase(s string) string {
 		b.WriteString(regexp.QuoteMeta(string(r)))
 	}
 	return b.String()
+}
+
+// headOperation is HEAD beside a GET operation: the same parameters, status
+// and headers as GET would give, and no body.
+func headOperation(get map[string]any) map[string]any {
+	responses := map[string]any{}
+	for status, r := range get["responses"].(map[string]any) {
+		head := map[string]any{}
+		for k, v := range r.(map[string]any) {
+			if k != "content" {
+				head[k] = v
+			}
+		}
+		responses[status] = head
+	}
+	return map[string]any{
+		"operationId": "head" + strings.TrimPrefix(get["operationId"].(string), "list"),
+		"summary":     "The headers " + strings.ToLower(get["summary"].(string)[:1]) + get["summary"].(string)[1:] + " would have",
+		"description": "As GET, with the same status and headers (`next_page_cursor`, `Content-Type`, `Content-Length`) and no body.",
+		"parameters":  get["parameters"],
+		"responses":   responses,
+	}
 }
