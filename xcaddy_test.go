@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// xcaddyMain is the main.go that `xcaddy build --with
-// github.com/helpdesk-gateway/gateway` writes: Caddy's command, the
-// standard modules and the plugin's module path, blank-imported.
+// xcaddyMain is the main.go that `xcaddy build --with <module path>`
+// writes: Caddy's command, the standard modules and the plugin's module
+// path (here %s, the path go.mod names), blank-imported.
 const xcaddyMain = `package main
 
 import (
@@ -23,7 +24,7 @@ import (
 
 	// plug in Caddy modules here
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
-	_ "github.com/helpdesk-gateway/gateway"
+	_ "%s"
 )
 
 func main() {
@@ -51,16 +52,17 @@ func TestXcaddyBuild(t *testing.T) {
 	dir := t.TempDir()
 	goMod, err := os.ReadFile(filepath.Join(checkout, "go.mod"))
 	require.NoError(t, err)
-	const self = "module github.com/helpdesk-gateway/gateway\n"
-	require.True(t, strings.HasPrefix(string(goMod), self), "go.mod starts with %q", self)
-	mod := "module caddy\n" + strings.TrimPrefix(string(goMod), self) +
-		"\nrequire github.com/helpdesk-gateway/gateway v0.0.0\n" +
-		"\nreplace github.com/helpdesk-gateway/gateway => " + checkout + "\n"
+	first, rest, _ := strings.Cut(string(goMod), "\n")
+	modulePath, ok := strings.CutPrefix(first, "module ")
+	require.True(t, ok, "go.mod starts with its module line: %q", first)
+	mod := "module caddy\n" + rest +
+		"\nrequire " + modulePath + " v0.0.0\n" +
+		"\nreplace " + modulePath + " => " + checkout + "\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644))
 	goSum, err := os.ReadFile(filepath.Join(checkout, "go.sum"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), goSum, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(xcaddyMain), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(fmt.Sprintf(xcaddyMain, modulePath)), 0o644))
 
 	ctx := t.Context()
 	if deadline, ok := t.Deadline(); ok {
