@@ -6,9 +6,11 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -115,6 +117,7 @@ type Gateway struct {
 	endpoints   map[string]*endpoint
 	filters     *translate.FilterValidator
 	logger      *zap.Logger
+	loaded      time.Time // when Provision ran, for the admin endpoint
 }
 
 // endpoint is one owned path.
@@ -123,6 +126,7 @@ type endpoint struct {
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
+	counts pageCounters // cursor endpoints only; see the admin endpoint
 }
 
 // CaddyModule returns the Caddy module information.
@@ -180,6 +184,19 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	for _, name := range g.FilterEndpoints {
 		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
 	}
+	g.loaded = time.Now()
+	register(g)
+	// Caddy calls Cleanup when it unloads the config; a gateway provisioned
+	// outside a config (tests, programs embedding the handler) leaves when
+	// its context ends.
+	context.AfterFunc(ctx, func() { unregister(g) })
+	return nil
+}
+
+// Cleanup takes the gateway out of the admin endpoint's report when its
+// config is unloaded.
+func (g *Gateway) Cleanup() error {
+	unregister(g)
 	return nil
 }
 
@@ -247,5 +264,6 @@ func (g *Gateway) Validate() error {
 var (
 	_ caddy.Provisioner           = (*Gateway)(nil)
 	_ caddy.Validator             = (*Gateway)(nil)
+	_ caddy.CleanerUpper          = (*Gateway)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
 )
