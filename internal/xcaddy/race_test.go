@@ -1,5 +1,5 @@
 //go:build race
 
-package gateway_test
+package xcaddy_test
 
 const raceEnabled = true

@@ -1,4 +1,8 @@
-package gateway_test
+// Package xcaddy_test proves that xcaddy can build a Caddy with this
+// module. It lives apart from the module's root package, which it builds,
+// so that its own test binary does not link Caddy as well: one Caddy link
+// per run.
+package xcaddy_test
 
 import (
 	"context"
@@ -46,7 +50,7 @@ func TestXcaddyBuild(t *testing.T) {
 	}
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command builds the Caddy")
-	checkout, err := filepath.Abs(".")
+	checkout, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 
 	dir := t.TempDir()
