@@ -50,6 +50,8 @@ func assertGatewayQuery(t *testing.T, raw string) {
 		assert.Equal(t, 1, counts[name], "%s in %q", name, raw)
 	}
 	assert.Zero(t, counts["_cursor"], raw)
+	assert.Zero(t, counts["_from"], raw)
+	assert.Zero(t, counts["_to"], raw)
 	v, err := url.ParseQuery(raw)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"id"}, v["_sortField"], raw)
@@ -129,6 +131,13 @@ func TestQuerySmuggling(t *testing.T) {
 			{"_page=-1", "_page must be"},
 			{"a%zz=1", "percent-encoding"},
 			{"_cursor=%zz", "percent-encoding"},
+			// LiveAgent's result window, which a backend honours over _page
+			{"_perPage=10&_cursor=" + cursorFor("100") + "&_from=0&_to=10", "_from is not served"},
+			{"_perPage=10&_cursor=" + cursorFor("100") + "&_from=0", "_from is not served"},
+			{"_page=5&_perPage=10&_from=0&_to=10", "_from is not served"},
+			{"_perPage=10&_to=25", "_to is not served"},
+			{"_From=0", "could be read as _from"},
+			{"%255Fto=9", "could be read as _to"},
 		} {
 			t.Run(tc.query, func(t *testing.T) {
 				f.arm(0, nil)

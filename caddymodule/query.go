@@ -63,6 +63,8 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 			dst = &sortField
 		case "_sortDir":
 			dst = &sortDir
+		case "_from", "_to":
+			return q, badQuery("%s is not served on this endpoint: a backend reads it as its own result window, over _page. Send _page and _perPage for a numbered page, or _cursor to continue a walk", key)
 		case "_filters":
 			if seen[key] {
 				return q, badQuery("_filters is repeated: send it once")
@@ -140,11 +142,16 @@ func wholeNumber(s string) (int, bool) {
 // and, but for _cursor, writes into its own backend queries.
 var pagingParams = []string{"_cursor", "_page", "_perPage", "_sortField", "_sortDir"}
 
+// windowParams are LiveAgent's result-set bounds, _from (start, which it
+// honours over _page) and _to (end). Either would move the window the
+// gateway asks the backend for, so a cursor endpoint refuses them.
+var windowParams = []string{"_from", "_to"}
+
 // shadowNames lists the gateway's own parameters on a cursor endpoint,
-// pagingParams and backend_sort's, each once: the names a client must not
-// smuggle past it in another spelling.
+// pagingParams, windowParams and backend_sort's, each once: the names a
+// client must not smuggle past it in another spelling.
 func shadowNames(sortParams url.Values) []string {
-	names := slices.Clone(pagingParams)
+	names := slices.Concat(pagingParams, windowParams)
 	for name := range sortParams {
 		if !slices.Contains(names, name) {
 			names = append(names, name)

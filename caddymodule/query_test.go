@@ -11,7 +11,7 @@ import (
 
 func testGateway() *Gateway {
 	// The fields Provision would fill that parsePageQuery reads.
-	return &Gateway{IDField: "id", DefaultPerPage: 10, MaxPerPage: 100, MaxQueryLength: 512, shadowNames: pagingParams}
+	return &Gateway{IDField: "id", DefaultPerPage: 10, MaxPerPage: 100, MaxQueryLength: 512, shadowNames: shadowNames(nil)}
 }
 
 func TestParsePageQuery(t *testing.T) {
@@ -55,6 +55,15 @@ func TestParsePageQuery(t *testing.T) {
 		{raw: "%25255FperPage=2", wantErr: "could be read as _perPage"},
 		{raw: ".sortField=date", wantErr: "could be read as _sortField"},
 		{raw: "_Cursor=abc", wantErr: "could be read as _cursor"},
+		// LiveAgent's result window: a backend honours it over _page
+		{raw: "_from=0", wantErr: "_from is not served"},
+		{raw: "_to=25&_perPage=10", wantErr: "_to is not served"},
+		{raw: "_cursor=abc&_from=0&_to=10", wantErr: "_from is not served"},
+		{raw: "_page=5&_perPage=10&_from=0&_to=10", wantErr: "_from is not served"},
+		{raw: "%5Ffrom=0", wantErr: "_from is not served"},
+		{raw: "_FROM=0", wantErr: "could be read as _from"},
+		{raw: ".to=9", wantErr: "could be read as _to"},
+		{raw: "_from[]=0", wantErr: "could be read as _from"},
 		// near names that no backend reads as ours pass
 		{raw: "page=2&per_page=3&_pages=1&x_page=1&_page_size=5&+page=1&_sort.field=x", want: pageQuery{perPage: 10, forward: "page=2&per_page=3&_pages=1&x_page=1&_page_size=5&+page=1&_sort.field=x"}},
 	} {
