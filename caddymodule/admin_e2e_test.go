@@ -82,6 +82,23 @@ func (bc *backendCounter) counts() (calls, records int64) {
 	return bc.calls, bc.records
 }
 
+// getRetried gets url, again while the connection fails: right after a
+// reload, a connection can still reach the old config's server (admin or
+// site) as it shuts down, and be closed before it answers.
+func getRetried(t *testing.T, url string) *http.Response {
+	t.Helper()
+	var err error
+	for range 40 {
+		var resp *http.Response
+		if resp, err = harness.Client.Get(url); err == nil {
+			return resp
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	return nil
+}
+
 // TestAdminEndpoints reads GET /helpdesk/endpoints from a running Caddy:
 // where each gateway serves, its endpoints' limits, index and cost after a
 // walk, that it shows no query, id or credential, that only GET is allowed,
@@ -115,8 +132,7 @@ http://%[1]s {
 	base := "http://127.0.0.1" + port
 	read := func() (adminReport, string) {
 		t.Helper()
-		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
-		require.NoError(t, err)
+		resp := getRetried(t, "http://"+c.Admin+"/helpdesk/endpoints")
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
@@ -253,7 +269,9 @@ http://%s {
 	assert.NotContains(t, body, "phone_numbers")
 
 	// The new gateway counts its own pages.
-	require.Equal(t, http.StatusOK, get(t, base+"/api/v3/calls?_perPage=10").status)
+	resp := getRetried(t, base+"/api/v3/calls?_perPage=10")
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 	rep, _ = read()
 	require.Len(t, rep.Gateways, 1)
 	assert.Equal(t, int64(1), rep.Gateways[0].Endpoints[0].Pages.Served)
