@@ -83,10 +83,10 @@ func (c *pageCounters) add(pg *translate.Page) {
 }
 
 // backendLimit is the backend page-size limit the endpoint's engine uses,
-// and whether it was learned from the backend rather than configured.
-// Until the engine learns limits (issue 11) it is backend_max_per_page.
+// and whether it was learned from the backend's answers rather than
+// configured (backend_max_per_page).
 func (ep *endpoint) backendLimit() (limit int, learned bool) {
-	return ep.engine.MaxPageSize, false
+	return ep.engine.PageSizeLimit()
 }
 
 // The JSON of /helpdesk/endpoints.

@@ -277,3 +277,30 @@ http://%s {
 	assert.Equal(t, int64(1), rep.Gateways[0].Endpoints[0].Pages.Served)
 	assert.Equal(t, int64(10), rep.Gateways[0].Endpoints[0].Pages.RecordsServed)
 }
+
+// TestAdminEndpointsShowLearnedLimit: on a backend that clamps _perPage
+// below backend_max_per_page, the endpoint shows the limit its answers
+// proved, as learned; an endpoint not yet asked shows the configured one.
+func TestAdminEndpointsShowLearnedLimit(t *testing.T) {
+	b := reference.New(reference.Config{Seed: 12, Records: 600, ListMaxPerPage: map[string]int{"calls": 100}})
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "cursor_endpoints /calls /phone_numbers"), srv.URL, harness.Options{Admin: true})
+	a := get(t, c.URL+"/calls?_perPage=300")
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	require.Len(t, a.ids(t), 300)
+
+	resp := getRetried(t, "http://"+c.Admin+"/helpdesk/endpoints")
+	defer resp.Body.Close()
+	var rep adminReport
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
+	require.Len(t, rep.Gateways, 1)
+	eps := rep.Gateways[0].Endpoints
+	require.Len(t, eps, 3)
+	assert.Equal(t, "/calls", eps[0].Path)
+	assert.Equal(t, 100, eps[0].BackendPageLimit)
+	assert.Equal(t, "learned", eps[0].BackendPageLimitSource)
+	assert.Equal(t, "/phone_numbers", eps[1].Path)
+	assert.Equal(t, 1000, eps[1].BackendPageLimit)
+	assert.Equal(t, "configured", eps[1].BackendPageLimitSource)
+}

@@ -8,8 +8,10 @@ package caddymodule
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -62,6 +64,18 @@ func checkRange(option string, value int64) error {
 	return nil
 }
 
+// defaultDropBackendHeaders are the backend headers that describe the
+// backend's page rather than the gateway's: offset-paging metadata as
+// common backends send it (RFC 8288 links, GitLab's X-Page family, Yii's
+// X-Pagination-*, Content-Range). Counts of the whole list (X-Total-Count,
+// X-Total, X-Pagination-Total-Count) stay: they are true of any page.
+var defaultDropBackendHeaders = []string{
+	"Link",
+	"X-Page", "X-Per-Page", "X-Next-Page", "X-Prev-Page", "X-Total-Pages",
+	"X-Pagination-Current-Page", "X-Pagination-Per-Page", "X-Pagination-Page-Count",
+	"Content-Range",
+}
+
 // defaultCursorEndpoints are the spec's four cursor-paged lists.
 var defaultCursorEndpoints = []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"}
 
@@ -100,6 +114,16 @@ type Gateway struct {
 	MaxSubrequests int `json:"max_subrequests,omitempty"`
 	// MaxQueryLength bounds the query string of an owned request, in bytes.
 	MaxQueryLength int `json:"max_query_length,omitempty"`
+	// DropBackendHeaders names the backend response headers that describe
+	// the backend's own page (its Link, X-Page, Content-Range, ...): a page
+	// the gateway composes is another page, so they are not passed on.
+	// Default: defaultDropBackendHeaders. Counts of the whole list, such as
+	// X-Total-Count, are not in it: they stay true of the gateway's list.
+	DropBackendHeaders []string `json:"drop_backend_headers,omitempty"`
+	// LinkHeader adds `Link: <...>; rel="next"` (RFC 8288) beside
+	// next_page_cursor, for generic HTTP tooling. Off by default, so that
+	// answers stay as API clients of the help-desk API know them.
+	LinkHeader bool `json:"link_header,omitempty"`
 
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
@@ -112,8 +136,9 @@ type Gateway struct {
 	PeriodCodes  []string `json:"period_codes,omitempty"`
 
 	order       translate.Order
-	sortParams  url.Values // backend_sort, parsed
-	shadowNames []string   // the names parameters must not pass for; see shadowError
+	sortParams  url.Values      // backend_sort, parsed
+	shadowNames []string        // the names parameters must not pass for; see shadowError
+	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	endpoints   map[string]*endpoint
 	filters     *translate.FilterValidator
 	logger      *zap.Logger
@@ -127,6 +152,29 @@ type endpoint struct {
 	engine *translate.Engine
 	m      *endpointMetrics
 	counts pageCounters // cursor endpoints only; see the admin endpoint
+	warned atomic.Bool   // the page-limit warning was logged
+}
+
+// pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
+// the gauge, and the first one learned to a warning that names the
+// Caddyfile line which makes the learning unneeded. Later refinements
+// (a backend with fixed pages sending more than first seen) log at info.
+func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
+	return func(limit int, fixed bool) {
+		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(limit))
+		level, msg := zap.WarnLevel, "backend clamps _perPage: planning within the limit its answers proved"
+		if fixed {
+			msg = "backend ignores _perPage: asking for the page size it sends; no answer overlaps the next at its page edges, so under churn a record may slip past one (README, Backend contract)"
+		}
+		if ep.warned.Swap(true) {
+			level = zap.InfoLevel
+		}
+		if ce := g.logger.Check(level, msg); ce != nil {
+			ce.Write(zap.String("endpoint", ep.name), zap.Int("limit", limit),
+				zap.Int("backend_max_per_page", g.BackendMaxPerPage), zap.Bool("fixed", fixed),
+				zap.String("caddyfile", fmt.Sprintf("backend_max_per_page %d", limit)))
+		}
+	}
 }
 
 // CaddyModule returns the Caddy module information.
@@ -159,12 +207,19 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	setDefault(&g.MaxBodySize, defaultMaxBodySize)
 	setDefault(&g.MaxSubrequests, translate.DefaultMaxCalls)
 	setDefault(&g.MaxQueryLength, defaultMaxQueryLength)
+	if g.DropBackendHeaders == nil {
+		g.DropBackendHeaders = defaultDropBackendHeaders
+	}
 	if err := g.Validate(); err != nil {
 		return err
 	}
 	g.order, _ = translate.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
 	g.shadowNames = shadowNames(g.sortParams)
+	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
+	for _, name := range g.DropBackendHeaders {
+		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
+	}
 	g.filters = translate.NewFilterValidator(translate.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,
@@ -174,12 +229,15 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	})
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name, cursor: true, engine: &translate.Engine{
+		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
 			Order:       g.order,
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
 		}, m: newEndpointMetrics(name, true)}
+		ep.engine.OnLearn = g.pageLimitLearned(ep)
+		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
+		g.endpoints[g.BasePath+name] = ep
 	}
 	for _, name := range g.FilterEndpoints {
 		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
@@ -225,6 +283,11 @@ func (g *Gateway) Validate() error {
 				return fmt.Errorf("%s: %q is already listed in %s", list.option, p, other)
 			}
 			seen[p] = list.option
+		}
+	}
+	for _, name := range g.DropBackendHeaders {
+		if !validHeaderName(name) {
+			return fmt.Errorf("drop_backend_headers: %q is not a header name", name)
 		}
 	}
 	if _, err := translate.ParseOrder(g.IDOrder); err != nil {

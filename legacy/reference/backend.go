@@ -37,6 +37,15 @@ type Config struct {
 	// refused, as lenient backends do. Default 1000.
 	MaxPerPage int
 
+	// ListMaxPerPage clamps _perPage on the named lists (as Lists names
+	// them, e.g. "calls") instead of MaxPerPage, silently: real backends
+	// clamp differently per endpoint, and to odd numbers.
+	ListMaxPerPage map[string]int
+
+	// FixedPerPage makes the named lists ignore _perPage and always serve
+	// pages of this many records, as some backends do.
+	FixedPerPage map[string]int
+
 	// BasePath is a prefix of every path, such as "/api/v3"; default none.
 	BasePath string
 

@@ -84,6 +84,19 @@ func (b *Backend) serveTicket(w http.ResponseWriter, l *list, rawID string) {
 // defaultPerPage is the page size when a request sets no _perPage.
 const defaultPerPage = 10
 
+// perPage is the page size the backend serves for a request of asked
+// records: clamped, without saying so, to the list's limit, or the list's
+// fixed page size whatever was asked.
+func (b *Backend) perPage(l *list, asked int) int {
+	if n := b.cfg.FixedPerPage[l.kind.name]; n > 0 {
+		return n
+	}
+	if n := b.cfg.ListMaxPerPage[l.kind.name]; n > 0 {
+		return min(asked, n)
+	}
+	return min(asked, b.cfg.MaxPerPage)
+}
+
 // listQuery is what a list request asks for.
 type listQuery struct {
 	page, perPage int    // 1-based page, records per page
@@ -104,7 +117,7 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	if lq.perPage, err = positiveParam(q, "_perPage", defaultPerPage); err != nil {
 		return lq, err
 	}
-	lq.perPage = min(lq.perPage, b.cfg.MaxPerPage)
+	lq.perPage = b.perPage(l, lq.perPage)
 
 	if field := q.Get("_sortField"); field != "" {
 		lq.desc = false
