@@ -152,7 +152,7 @@ type endpoint struct {
 	engine *translate.Engine
 	m      *endpointMetrics
 	counts pageCounters // cursor endpoints only; see the admin endpoint
-	warned atomic.Bool   // the page-limit warning was logged
+	warned atomic.Bool  // the page-limit warning was logged
 }
 
 // pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
