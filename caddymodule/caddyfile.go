@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -44,6 +45,7 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		max_query_length     8KiB
 //		max_filters          50
 //		max_filters_length   8KiB
+//		openapi_path         /openapi.json
 //		status_codes         C L ...
 //		channel_types        E C ...
 //		period_codes         T L7D ...
@@ -63,6 +65,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"records_path": &g.RecordsPath,
 		"backend_sort": &g.BackendSort,
 		"id_order":     &g.IDOrder,
+		"openapi_path": &g.OpenAPIPath,
 	}
 	paths := map[string]*[]string{ // at least one value
 		"cursor_endpoints": &g.CursorEndpoints,
@@ -134,6 +137,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		if option == "id_order" && g.IDOrder != "numeric" && g.IDOrder != "lexical" {
 			return d.Errf("id_order: %q is not numeric or lexical", g.IDOrder)
+		}
+		if option == "openapi_path" && !strings.HasPrefix(g.OpenAPIPath, "/") {
+			return d.Errf("openapi_path: %q must be a path starting with /", g.OpenAPIPath)
 		}
 	}
 	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {

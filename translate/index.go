@@ -111,6 +111,18 @@ func (x *Index) Len() int {
 	return x.total
 }
 
+// Stats returns the lists the index holds and the samples across them,
+// for the admin endpoint. Both are kept as the index changes, so this is
+// constant time and holds the lock no longer than Len.
+func (x *Index) Stats() (lists, samples int) {
+	if x == nil {
+		return 0, 0
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.lists), x.total
+}
+
 func (x *Index) lookup(list, id string) hint {
 	h := hint{end: -1}
 	if x == nil {
