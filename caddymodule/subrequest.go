@@ -99,7 +99,7 @@ type fetcher struct {
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
-	query := string(legacy.AppendQuery(nil, f.forward, f.g.BackendSort, w))
+	query := string(f.g.dialect.AppendQuery(nil, f.forward, f.g.BackendSort, w))
 	f.queries = append(f.queries, query)
 	// Each call gets a fresh clone with its own query: the client's request
 	// must stay as it came for the calls after this one. It gets its own
