@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -241,9 +242,23 @@ func TestLegacyCaddyfile(t *testing.T) {
 		churn 2.5
 	}`)))
 	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5}, l)
-	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1"} {
+	l = LegacyBackend{}
+	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
+		per_page_param _page
+		page_param     page
+		first_page     0
+	}`)), "checked as a whole, not option by option")
+	zero := 0
+	assert.Equal(t, &zero, l.FirstPage)
+	l = LegacyBackend{}
+	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
+		offset_param   startAt
+		per_page_param maxResults
+	}`)))
+	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1",
+		"first_page 2", "page_param a&b", "offset_param o\npage_param p", "offset_param o\nfirst_page 1", "page_param _perPage"} {
 		err := new(LegacyBackend).UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_legacy {\n" + bad + "\n}"))
-		assert.ErrorContains(t, err, "Testfile:2", bad)
+		assert.ErrorContains(t, err, fmt.Sprintf("Testfile:%d", 2+strings.Count(bad, "\n")), bad)
 	}
 }
 

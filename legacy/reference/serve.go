@@ -86,10 +86,11 @@ const defaultPerPage = 10
 
 // listQuery is what a list request asks for.
 type listQuery struct {
-	page, perPage int    // 1-based page, records per page
-	sortKey       int    // index into the kind's sortable fields; -1 for id
-	desc          bool   // descending order
-	filters       string // _filters, on the ticket list only
+	start, perPage int    // offset of the first record, records per page
+	page           int    // the page number as sent, for the envelope; -1 with offsets
+	sortKey        int    // index into the kind's sortable fields; -1 for id
+	desc           bool   // descending order
+	filters        string // _filters, on the ticket list only
 }
 
 // parseListQuery reads paging, sorting and filtering from q. Parameters it
@@ -97,13 +98,9 @@ type listQuery struct {
 func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	lq := listQuery{sortKey: 0, desc: true} // newest first by the list's date field
 	var err error
-	if lq.page, err = positiveParam(q, "_page", 1); err != nil {
+	if lq.start, lq.perPage, lq.page, err = b.window(q); err != nil {
 		return lq, err
 	}
-	if lq.perPage, err = positiveParam(q, "_perPage", defaultPerPage); err != nil {
-		return lq, err
-	}
-	lq.perPage = min(lq.perPage, b.cfg.MaxPerPage)
 
 	if field := q.Get("_sortField"); field != "" {
 		lq.desc = false
@@ -129,10 +126,45 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	return lq, nil
 }
 
-// positiveParam reads the whole number of at least 1 in parameter name,
+// window reads the window a query asks for in the backend's paging
+// dialect: the offset of its first record, its size, clamped to
+// MaxPerPage, and the page number (-1 with offsets).
+func (b *Backend) window(q url.Values) (start, size, page int, err error) {
+	d := b.cfg.Paging
+	if size, err = wholeParam(q, d.PerPageParam(), 1, defaultPerPage); err != nil {
+		return 0, 0, 0, err
+	}
+	size = min(size, b.cfg.MaxPerPage)
+	if d.Offsets() {
+		start, err = wholeParam(q, d.Offset, 0, 0)
+		return start, size, -1, err
+	}
+	first := 1
+	if d.FromZero {
+		first = 0
+	}
+	if page, err = wholeParam(q, d.PageParam(), first, first); err != nil {
+		return 0, 0, 0, err
+	}
+	start = math.MaxInt // past any end
+	if n := page - first; n <= math.MaxInt/size {
+		start = n * size
+	}
+	return start, size, page, nil
+}
+
+// Window returns the offset and size of the window a list query asks
+// for, as the backend reads it, so that a test can act where a call
+// looks; ok is false for a query the backend would refuse.
+func (b *Backend) Window(q url.Values) (start, size int, ok bool) {
+	start, size, _, err := b.window(q)
+	return start, size, err == nil
+}
+
+// wholeParam reads the whole number of at least least in parameter name,
 // or def when it is absent or empty. A number too large for an int counts
 // as the largest int: it is large, not malformed.
-func positiveParam(q url.Values, name string, def int) (int, error) {
+func wholeParam(q url.Values, name string, least, def int) (int, error) {
 	s := q.Get(name)
 	if s == "" {
 		return def, nil
@@ -141,8 +173,8 @@ func positiveParam(q url.Values, name string, def int) (int, error) {
 	if errors.Is(err, strconv.ErrRange) && s[0] != '-' {
 		return math.MaxInt, nil
 	}
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s %q: use a whole number of at least 1", name, s)
+	if err != nil || n < least {
+		return 0, fmt.Errorf("%s %q: use a whole number of at least %d", name, s, least)
 	}
 	return n, nil
 }
@@ -162,10 +194,7 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 	recs = ordered(recs, q.sortKey, q.desc)
 
 	total := len(recs)
-	from := total
-	if q.page-1 <= total/q.perPage { // else (page-1)*perPage is past the end, and may overflow
-		from = min((q.page-1)*q.perPage, total)
-	}
+	from := min(q.start, total)
 	recs = recs[from:min(from+q.perPage, total)]
 	l.served.Add(int64(len(recs)))
 
@@ -185,7 +214,11 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 		body = append(body, r.json...)
 	}
 	body = append(body, ']')
-	if b.cfg.Envelope != "" {
+	switch {
+	case b.cfg.Envelope == "":
+	case q.page < 0:
+		body = fmt.Appendf(body, `,"total":%d,"offset":%d,"limit":%d}`, total, q.start, q.perPage)
+	default:
 		body = fmt.Appendf(body, `,"total":%d,"page":%d,"per_page":%d}`, total, q.page, q.perPage)
 	}
 	return body, nil
