@@ -64,6 +64,14 @@ type Engine struct {
 	MaxPageSize int    // the largest page size the backend serves
 	MaxCalls    int    // backend calls allowed per page; 0 means 64
 	Index       *Index // shared position index; nil for none
+
+	// OnLearn, when set, is called each time the backend's answers prove
+	// a page-size limit below MaxPageSize (fixed: the backend ignores
+	// _perPage and always sends pages of limit). It may be called from
+	// concurrent pages; set it before the first.
+	OnLearn func(limit int, fixed bool)
+
+	sizes pageSizes
 }
 
 // DefaultMaxCalls is the call budget of a page when Engine.MaxCalls is 0.
@@ -91,6 +99,9 @@ var ErrPageSizeTooSmall = errors.New("backend page limit too small to stitch pag
 type BackendError struct {
 	Window Window
 	Reason string
+	// Setting names the configuration the backend most likely disagrees
+	// with (id_order, backend_sort, backend_max_per_page, id_field), or "".
+	Setting string
 }
 
 func (e *BackendError) Error() string {
@@ -104,6 +115,11 @@ func (e *BackendError) Error() string {
 // page is exactly the records after the cursor as the backend held them.
 // When one answer ends before the page is complete, the next call overlaps
 // it on its last taken record, and that overlap is checked the same way.
+//
+// Page sizes: an answer is taken at face value only when it cannot have
+// been clamped (see pageSizes and judge). Any other short answer is never
+// the end of a walk nor read at an offset it may not come from: the next
+// call, planned within the sizes the backend was seen to serve, tells.
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
@@ -121,6 +137,8 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	pg := &Page{Source: -1}
 	rel, _ := f.(Releaser)
 	var takenOff []int
+	p := e.newPlanner()
+	placed := true // every record taken so far sits at a known offset
 
 	var s *search
 	offset := req.Offset // offset mode until the first answer settles it
@@ -137,24 +155,34 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			return nil, &CallLimitError{Calls: pg.Calls}
 		}
 		remaining := want - len(pg.IDs)
-		var w Window
-		if offset >= 0 {
-			w = PlanWindow(offset, offset+remaining, e.MaxPageSize)
-		} else {
-			w = s.window(remaining, e.MaxPageSize)
-		}
+		w := p.next(s, offset, remaining)
 		b, err := f.Fetch(ctx, w)
 		pg.Calls++
 		if err != nil {
 			return nil, err
 		}
-		if err := e.check(b, w); err != nil {
+		w, v, err := p.judge(w, b)
+		if err != nil {
 			return nil, err
+		}
+		if v == unplaced || v == endedSomewhere && s == nil {
+			// Records from an offset the engine cannot know: ask again
+			// within the sizes the backend was seen to serve.
+			if rel != nil {
+				rel.Release(pg.Calls - 1)
+			}
+			continue
 		}
 		pg.Fetched += len(b.IDs)
 		start := w.Start()
-		short := len(b.IDs) < w.Size
-		e.learn(req.List, b.IDs, start, short)
+		short := v == ended || v == endedSomewhere
+		if v == endedSomewhere {
+			// Whatever moved these records, it moved them lower: the
+			// list ends at or before the offsets asked.
+			e.Index.learn(req.List, nil, 0, start+len(b.IDs))
+		} else {
+			e.learn(req.List, b.IDs, start, v == ended)
+		}
 
 		// below: how many records of the answer are at or below the cursor.
 		var below int
@@ -166,9 +194,19 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			below = sort.Search(len(b.IDs), func(i int) bool {
 				return e.Order.Compare(b.IDs[i], s.cursor) > 0
 			})
-			settled = (below > 0 || start == 0) && (below < len(b.IDs) || short)
+			settled = (below > 0 || start == 0 || p.adjacent(start)) && (below < len(b.IDs) || short)
+		}
+		if v == endedSomewhere && !settled || v == endedSomewhere && below == 0 && start > 0 {
+			// Only ids place these records; these ids do not.
+			if rel != nil {
+				rel.Release(pg.Calls - 1)
+			}
+			continue
 		}
 		if !settled {
+			if below == len(b.IDs) {
+				p.endedBelow(start, len(b.IDs))
+			}
 			if s.observe(start, b.IDs, below, short) {
 				pg.Relocations++
 			}
@@ -198,13 +236,15 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		for k := range take {
 			takenOff = append(takenOff, start+below+k)
 		}
+		placed = placed && v != endedSomewhere
 		if len(pg.IDs) == want || below+take == len(b.IDs) && short {
 			break
 		}
 		// The answer ended before the page did: stitch the next call on,
 		// starting at the last record taken.
+		p.endedBelow(start, len(b.IDs))
 		last := len(pg.IDs) - 1
-		if last >= 0 && PlanWindow(takenOff[last], takenOff[last]+2, e.MaxPageSize).Size < 2 {
+		if last >= 0 && !p.canOverlap(takenOff[last]) {
 			return nil, ErrPageSizeTooSmall
 		}
 		if last < 0 {
@@ -228,10 +268,12 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		// Remember the last record served and the one after it: the next
 		// page's cursor then costs one call.
 		n := req.Size
-		e.Index.learn(req.List, []sample{
-			{off: takenOff[n-1], id: pg.IDs[n-1]},
-			{off: takenOff[n], id: pg.IDs[n]},
-		}, takenOff[n]+1, -1)
+		if placed {
+			e.Index.learn(req.List, []sample{
+				{off: takenOff[n-1], id: pg.IDs[n-1]},
+				{off: takenOff[n], id: pg.IDs[n]},
+			}, takenOff[n]+1, -1)
+		}
 		pg.IDs = pg.IDs[:n]
 		if pg.Records != nil {
 			pg.Records = pg.Records[:n]
@@ -240,23 +282,60 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	return pg, nil
 }
 
-// check refuses answers the engine cannot reason about.
+// check refuses answers the engine cannot reason about, saying which
+// setting most likely disagrees with the backend.
 func (e *Engine) check(b Batch, w Window) error {
 	if len(b.IDs) > w.Size {
-		return &BackendError{w, fmt.Sprintf("%d records for a page of %d", len(b.IDs), w.Size)}
+		return &BackendError{Window: w, Setting: "backend_max_per_page",
+			Reason: fmt.Sprintf("%d records for a page of %d", len(b.IDs), w.Size)}
 	}
 	if b.Records != nil && len(b.Records) != len(b.IDs) {
-		return &BackendError{w, "records and ids differ in number"}
+		return &BackendError{Window: w, Reason: "records and ids differ in number"}
 	}
 	for i, id := range b.IDs {
 		if err := e.Order.Check(id); err != nil {
-			return &BackendError{w, fmt.Sprintf("record %d: %v", i, err)}
+			return &BackendError{Window: w, Setting: "id_order", Reason: fmt.Sprintf(
+				"record %d: %v; set id_order lexical if the backend's ids are not whole numbers, or id_field if it names the wrong field", i, err)}
 		}
 		if i > 0 && e.Order.Compare(b.IDs[i-1], id) >= 0 {
-			return &BackendError{w, fmt.Sprintf("ids out of order: %.40q before %.40q (want ascending %s ids)", b.IDs[i-1], id, e.Order)}
+			return e.orderError(b.IDs, i, w)
 		}
 	}
 	return nil
+}
+
+// orderError explains ids out of the configured order, at i: as strings
+// where numbers were configured, descending, repeated, or in no id order.
+func (e *Engine) orderError(ids []string, i int, w Window) error {
+	a, b := ids[i-1], ids[i]
+	pair := fmt.Sprintf("ids out of order: %.40q before %.40q", a, b)
+	descending := true
+	for k := 1; k < len(ids); k++ {
+		descending = descending && e.Order.Compare(ids[k-1], ids[k]) > 0
+	}
+	switch {
+	case e.Order.Compare(a, b) == 0:
+		return &BackendError{Window: w, Setting: "id_field", Reason: pair +
+			" are the same id; id_field must name a field unique to each record"}
+	case e.Order == Numeric && sortedAs(Lexical, ids):
+		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
+			": the backend sorts ids as strings; set id_order lexical"}
+	case descending:
+		return &BackendError{Window: w, Setting: "backend_sort", Reason: pair +
+			": the backend sorts ids descending; set backend_sort to its parameters for ascending ids"}
+	}
+	return &BackendError{Window: w, Setting: "backend_sort", Reason: fmt.Sprintf(
+		"%s (want ascending %s ids): the backend ignores backend_sort or sorts by another field; set backend_sort to its parameters for ascending ids", pair, e.Order)}
+}
+
+// sortedAs reports whether ids ascend strictly under o.
+func sortedAs(o Order, ids []string) bool {
+	for k := 1; k < len(ids); k++ {
+		if o.Compare(ids[k-1], ids[k]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // learn gives the index the edges of an answer.

@@ -113,16 +113,19 @@ func (f FetcherFunc) Fetch(ctx context.Context, w Window) (Batch, error) { retur
 
 func TestPageRejectsUnusableAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		ids   []string
-		order Order
-		want  string
+		name    string
+		ids     []string
+		order   Order
+		want    string
+		setting string
 	}{
-		{"out of order", []string{"1", "3", "2"}, Numeric, "ids out of order"},
-		{"duplicate", []string{"1", "1"}, Numeric, "ids out of order"},
-		{"not a number", []string{"1", "x"}, Numeric, "not a whole number"},
-		{"empty id", []string{""}, Lexical, "empty"},
-		{"too many", []string{"1", "2", "3", "4", "5", "6"}, Numeric, "6 records for a page of 4"},
+		{"out of order", []string{"1", "3", "2"}, Numeric, "ignores backend_sort", "backend_sort"},
+		{"descending", []string{"3", "2", "1"}, Numeric, "sorts ids descending", "backend_sort"},
+		{"numbers sorted as strings", []string{"1", "10", "9"}, Numeric, "set id_order lexical", "id_order"},
+		{"duplicate", []string{"1", "1"}, Numeric, "id_field must name", "id_field"},
+		{"not a number", []string{"1", "x"}, Numeric, "not a whole number", "id_order"},
+		{"empty id", []string{""}, Lexical, "empty", "id_order"},
+		{"too many", []string{"1", "2", "3", "4", "5", "6"}, Numeric, "6 records for a page of 4", "backend_max_per_page"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := FetcherFunc(func(context.Context, Window) (Batch, error) { return Batch{IDs: tc.ids}, nil })
@@ -131,6 +134,7 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 			var be *BackendError
 			require.ErrorAs(t, err, &be)
 			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, tc.setting, be.Setting)
 			assert.Zero(t, e.Index.Len(), "a bad answer must not reach the index")
 		})
 	}

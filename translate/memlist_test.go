@@ -19,6 +19,11 @@ type memList struct {
 	// before runs ahead of every call, under the lock, to change the list
 	// between calls.
 	before func(l *memList)
+	// clampAt > 0 makes the list clamp _perPage to it without saying so;
+	// fixed > 0 makes it ignore _perPage and serve pages of fixed records.
+	// Either way the page number counts pages of the size it served, as a
+	// real backend's does.
+	clampAt, fixed int
 }
 
 func newMemList(ids []int64) *memList {
@@ -52,8 +57,15 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 		l.before(l)
 	}
 	l.calls++
-	from := min(w.Start(), len(l.ids))
-	to := min(from+w.Size, len(l.ids))
+	size := w.Size
+	switch {
+	case l.fixed > 0:
+		size = l.fixed
+	case l.clampAt > 0:
+		size = min(size, l.clampAt)
+	}
+	from := min((w.Page-1)*size, len(l.ids))
+	to := min(from+size, len(l.ids))
 	b := Batch{IDs: make([]string, 0, to-from)}
 	for _, id := range l.ids[from:to] {
 		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))

@@ -66,7 +66,7 @@ func (s *search) upper() int {
 // window plans the next call for a page of need records after the cursor.
 // Every window includes an offset where a record at or below the cursor is
 // expected, so that an answer proves where the boundary is.
-func (s *search) window(need, maxSize int) Window {
+func (s *search) window(need int, plan func(from, to int) Window) Window {
 	probe := 2*need + 1
 	lo, hi := s.lo, s.upper()
 	s.lastSpan = 0
@@ -74,11 +74,11 @@ func (s *search) window(need, maxSize int) Window {
 	switch {
 	case lo >= 0 && (s.exact() || hi == lo+1):
 		// The boundary is right after lo: fetch it and the page in one call.
-		return PlanWindow(lo, lo+1+need, maxSize)
+		return plan(lo, lo+1+need)
 	case hi < 0:
 		// The end is unknown: gallop, doubling the distance at each step.
 		if lo < 0 {
-			return PlanWindow(0, probe, maxSize)
+			return plan(0, probe)
 		}
 		from := lo + s.step
 		if g, ok := s.extrapolate(); ok && g-need/2-1 > from {
@@ -87,10 +87,10 @@ func (s *search) window(need, maxSize int) Window {
 			from = g - need/2 - 1
 			s.extrapolated = true
 		}
-		return PlanWindow(from, from+probe, maxSize)
+		return plan(from, from+probe)
 	case hi+need-max(lo, 0) <= probe:
 		// One call covers every place the boundary can be, with its page.
-		return PlanWindow(max(lo, 0), hi+need, maxSize)
+		return plan(max(lo, 0), hi+need)
 	}
 	guess := lo + (hi-lo)/2
 	if g, ok := s.interpolate(lo, hi); ok {
@@ -98,7 +98,7 @@ func (s *search) window(need, maxSize int) Window {
 		s.lastSpan = hi - lo
 	}
 	from := min(max(guess-need/2-1, lo, 0), hi+need-probe)
-	return PlanWindow(from, from+probe, maxSize)
+	return plan(from, from+probe)
 }
 
 // interpolate guesses the boundary from the numeric ids at the bracket's

@@ -1,0 +1,305 @@
+package translate
+
+import (
+	"fmt"
+	"sync"
+)
+
+// pageSizes is what an endpoint knows of the page sizes its backend really
+// serves. A backend may clamp _perPage below the configured maximum without
+// saying so, or ignore it and always send its own page size; both make a
+// short answer look like the list's end and move every page after the
+// first to an offset the gateway did not ask for. The engine reasons from
+// what it has seen:
+//
+//   - seen is the largest answer so far: the backend serves at least that
+//     many records per page, so a window no larger is never clamped. It
+//     only grows, and only with records the backend really sent.
+//   - limit is the largest window the engine plans: the configured maximum
+//     until an answer proves a clamp, then the clamp. It only shrinks, and
+//     never below seen, so no answer (a client's filter that leaves three
+//     records, say) can lower it past what the backend was seen to serve.
+//   - fixed says the backend ignores _perPage: an answer longer than asked
+//     proved it, and every window then has size limit.
+//
+// The state is a few integers per endpoint, whatever the traffic.
+type pageSizes struct {
+	mu      sync.Mutex
+	seen    int
+	limit   int // 0 until first used: the configured maximum
+	fixed   bool
+	learned bool
+}
+
+// sizeView is one page's copy of an endpoint's page sizes.
+type sizeView struct {
+	seen, limit int
+	fixed       bool
+}
+
+func (p *pageSizes) view(max int) sizeView {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limit == 0 {
+		p.limit = max
+	}
+	return sizeView{seen: p.seen, limit: p.limit, fixed: p.fixed}
+}
+
+// saw records an answer of n records.
+func (p *pageSizes) saw(n int) {
+	p.mu.Lock()
+	p.seen = max(p.seen, n)
+	p.mu.Unlock()
+}
+
+// clamp records proof that the backend serves at most n records per page.
+// It reports whether that changed the limit.
+func (p *pageSizes) clamp(n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fixed || n >= p.limit || n < p.seen {
+		return false // nothing new, or contradicted by a larger answer
+	}
+	p.limit, p.learned = n, true
+	return true
+}
+
+// ignore records proof that the backend ignores _perPage and sends pages
+// of at least n records. It reports whether that changed the limit.
+func (p *pageSizes) ignore(n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seen = max(p.seen, n)
+	if p.fixed && n <= p.limit {
+		return false
+	}
+	p.fixed, p.limit, p.learned = true, n, true
+	return true
+}
+
+// PageSizeLimit returns the largest backend page the engine plans for:
+// MaxPageSize until the backend's answers proved a smaller limit, or a
+// fixed page size it sends whatever is asked; learned says which. Safe for
+// concurrent use.
+func (e *Engine) PageSizeLimit() (limit int, learned bool) {
+	v := e.sizes.view(e.MaxPageSize)
+	e.sizes.mu.Lock()
+	learned = e.sizes.learned
+	e.sizes.mu.Unlock()
+	return v.limit, learned
+}
+
+// trusted is the largest window whose answer the engine can take at face
+// value: the backend was seen to serve that many, and serves at least
+// MinBackendPageSize by contract.
+func (v sizeView) trusted() int {
+	if v.fixed {
+		return v.limit
+	}
+	return min(v.limit, max(v.seen, MinBackendPageSize))
+}
+
+// plan returns the call for offsets [from, to) within what the backend
+// serves: the one place a window becomes a backend page. A window may
+// cover less than asked; the engine stitches the rest on.
+func (v sizeView) plan(from, to, cap int) Window {
+	if v.fixed {
+		return Window{Page: max(from, 0)/v.limit + 1, Size: v.limit}
+	}
+	return PlanWindow(from, to, min(cap, v.limit))
+}
+
+// verdict is what one answer says, judged against the page sizes seen.
+type verdict int
+
+const (
+	// full: as many records as asked, at the offsets asked.
+	full verdict = iota
+	// ended: fewer records than asked, at the offsets asked, and the list
+	// ends after them.
+	ended
+	// open: fewer records than asked from offset 0: the list's end, or a
+	// clamp at exactly this many. The records are right; whether more
+	// follow is for the next call, planned within them, to tell.
+	open
+	// endedSomewhere: the list ends after these records, but a clamp may
+	// have moved them to a lower offset than asked. Usable only where ids
+	// alone place them (the cursor record among them).
+	endedSomewhere
+	// unplaced: the records may come from an offset other than the one
+	// asked, or not reach the end: ask again within the sizes seen.
+	unplaced
+)
+
+// judge classifies an answer of n records to window w. Long answers are
+// handled before: n <= w.Size here.
+func (v sizeView) judge(w Window, n int) verdict {
+	switch {
+	case n == w.Size:
+		return full
+	case n == 0 || w.Size <= v.trusted():
+		// An empty answer bounds the list whatever the backend clamps:
+		// any clamp moves a page to a lower offset, never a higher one.
+		return ended
+	case w.Page == 1 && n < max(v.seen, MinBackendPageSize):
+		// A clamp serves at least the largest answer seen, so an answer
+		// short of that is short of any clamp: the list's end.
+		return ended
+	case w.Page == 1:
+		return open
+	case n < max(v.seen, MinBackendPageSize):
+		return endedSomewhere
+	}
+	return unplaced
+}
+
+// longAnswer handles an answer with more records than asked: the backend
+// ignores _perPage. From offset 0 the records are right and the answer is
+// taken as the page of its own size; elsewhere it came from an offset the
+// engine cannot know and is asked again at the learned size.
+func (e *Engine) longAnswer(w Window, n int) (Window, bool, error) {
+	if n > e.MaxPageSize {
+		return w, false, &BackendError{Window: w, Setting: "backend_max_per_page", Reason: fmt.Sprintf(
+			"%d records for a page of %d, more than backend_max_per_page (%d): the backend ignores _perPage; set backend_max_per_page %d or more",
+			n, w.Size, e.MaxPageSize, n)}
+	}
+	if e.sizes.ignore(n) {
+		e.learned(n, true)
+	}
+	if w.Page == 1 {
+		return Window{Page: 1, Size: n}, true, nil
+	}
+	return w, false, nil
+}
+
+// learned reports a new limit to the engine's observer.
+func (e *Engine) learned(limit int, fixed bool) {
+	if e.OnLearn != nil {
+		e.OnLearn(limit, fixed)
+	}
+}
+
+// suspect is a clamp the page has not yet proved or ruled out: an answer
+// of n records from window w, short of w.Size. If the list holds a record
+// at or past w.Start()+n, the answer was not its end: a clamp at n.
+type suspect struct {
+	n, end int
+}
+
+// resolve checks a trusted answer from offset start with n records
+// against a suspected clamp, and learns the clamp when the answer proves
+// it. It reports whether the suspicion is resolved: proved, or ruled out
+// by an answer that shows the list's end.
+func (e *Engine) resolve(s *suspect, start, n int, v verdict) bool {
+	if start+n > s.end {
+		if e.sizes.clamp(s.n) {
+			e.learned(s.n, false)
+		}
+		return true
+	}
+	return v == ended
+}
+
+// planner plans one page's calls within the backend's page sizes and
+// judges their answers; it keeps the clamp reasoning out of Engine.Page.
+type planner struct {
+	e   *Engine
+	v   sizeView
+	cap int      // the largest window this page plans
+	sus *suspect // a short answer not yet explained
+
+	// belowEnd is the offset just past a fresh answer whose records were
+	// all at or below the cursor, or -1. A backend with fixed pages cannot
+	// serve a record and its successor in one answer when the record ends
+	// its page; the next page, read after it, is taken as adjacent.
+	belowEnd int
+}
+
+func (e *Engine) newPlanner() planner {
+	v := e.sizes.view(e.MaxPageSize)
+	return planner{e: e, v: v, cap: v.limit, belowEnd: -1}
+}
+
+// refresh takes in what other pages (or this one) learned.
+func (p *planner) refresh() {
+	v := p.e.sizes.view(p.e.MaxPageSize)
+	v.seen = max(v.seen, p.v.seen)
+	p.v = v
+	if p.sus == nil {
+		p.cap = v.limit
+	} else {
+		p.cap = v.trusted()
+	}
+}
+
+// next plans the next call: from offset in offset mode, else by search.
+func (p *planner) next(s *search, offset, need int) Window {
+	plan := func(from, to int) Window { return p.v.plan(from, to, p.cap) }
+	var w Window
+	if offset >= 0 {
+		w = plan(offset, offset+need)
+	} else {
+		w = s.window(need, plan)
+	}
+	if p.v.fixed && p.belowEnd >= 0 && w.Start()+w.Size == p.belowEnd {
+		w.Page++ // that page was just read; the one after it holds what follows
+	}
+	return w
+}
+
+// endedBelow records a fresh answer of n records from offset start, all
+// at or below the cursor.
+func (p *planner) endedBelow(start, n int) {
+	if n > 0 {
+		p.belowEnd = start + n
+	}
+}
+
+// adjacent reports whether an answer from offset start follows, on fixed
+// pages, an answer that ended at or below the cursor.
+func (p *planner) adjacent(start int) bool { return p.v.fixed && start == p.belowEnd }
+
+// canOverlap reports whether one call can hold the record at off and the
+// one after it, as a stitched call must.
+func (p *planner) canOverlap(off int) bool {
+	return p.v.fixed || PlanWindow(off, off+2, min(p.cap, p.v.limit)).Size >= 2
+}
+
+// judge checks an answer to w and says how far it can be trusted. An
+// answer longer than asked from offset 0 comes back as the window of its
+// own size.
+func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
+	n := len(b.IDs)
+	if n > w.Size {
+		nw, usable, err := p.e.longAnswer(w, n)
+		if err != nil {
+			return w, full, err
+		}
+		p.refresh()
+		if !usable {
+			return w, unplaced, nil
+		}
+		w = nw
+	}
+	if err := p.e.check(b, w); err != nil {
+		return w, full, err
+	}
+	v := p.v.judge(w, n)
+	p.e.sizes.saw(n)
+	p.v.seen = max(p.v.seen, n)
+	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sus, w.Start(), n, v) {
+		p.sus = nil
+		p.refresh()
+	}
+	switch v {
+	case open, unplaced:
+		// judge says n is at least every answer seen before: a clamp at
+		// n, unless the list ends here. Trusted calls will tell.
+		p.sus = &suspect{n: n, end: w.Start() + n}
+		p.cap = p.v.trusted()
+	case endedSomewhere:
+		p.cap = p.v.trusted()
+	}
+	return w, v, nil
+}
