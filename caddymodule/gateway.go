@@ -193,6 +193,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
+			Offsets:     g.dialect.Offsets(),
 		}, m: newEndpointMetrics(name, true)}
 	}
 	for _, name := range g.FilterEndpoints {

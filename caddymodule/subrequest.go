@@ -99,6 +99,10 @@ type fetcher struct {
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
+	if !w.Aligned() && !f.g.dialect.Offsets() {
+		// The engine plans such windows for offset backends only.
+		return translate.Batch{}, fmt.Errorf("window at offset %d of size %d is not a page the backend can be asked for", w.Start, w.Size)
+	}
 	query := string(f.g.dialect.AppendQuery(nil, f.forward, f.g.BackendSort, w))
 	f.queries = append(f.queries, query)
 	// Each call gets a fresh clone with its own query: the client's request

@@ -38,7 +38,7 @@ func TestSubrequestsHaveVarsOfTheirOwn(t *testing.T) {
 	g := &Gateway{IDField: "id", MaxBodySize: 1 << 20, BackendSort: defaultBackendSort}
 	f := &fetcher{g: g, r: r, next: next}
 	for page := 1; page <= 2; page++ {
-		_, err := f.Fetch(ctx, translate.Window{Page: page, Size: 2})
+		_, err := f.Fetch(ctx, translate.Window{Start: (page - 1) * 2, Size: 2})
 		require.NoError(t, err)
 	}
 	require.Len(t, seen, 2)

@@ -61,8 +61,9 @@ func (d Dialect) Params() []string {
 // AppendQuery appends the query of a backend list call for window w: the
 // client's own parameters (already stripped of the gateway's), the sort
 // that puts the list in id order, then the window in the backend's names.
-// A page-numbered dialect needs a window that starts on a multiple of its
-// size, as translate.PlanWindow plans them.
+// A page-numbered dialect can only ask for a window that starts on a
+// multiple of its size (translate.Window.Aligned), as translate.PlanWindow
+// plans them; callers check.
 func (d Dialect) AppendQuery(dst []byte, clientQuery, sort string, w translate.Window) []byte {
 	for _, part := range [...]string{clientQuery, sort} {
 		if part != "" {
@@ -73,9 +74,9 @@ func (d Dialect) AppendQuery(dst []byte, clientQuery, sort string, w translate.W
 	if d.Offsets() {
 		dst = append(dst, d.Offset...)
 		dst = append(dst, '=')
-		dst = strconv.AppendInt(dst, int64(w.Start()), 10)
+		dst = strconv.AppendInt(dst, int64(w.Start), 10)
 	} else {
-		page := w.Page
+		page := w.Page()
 		if d.FromZero {
 			page--
 		}
