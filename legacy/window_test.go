@@ -9,7 +9,7 @@ import (
 )
 
 func TestDialectAppendQuery(t *testing.T) {
-	third := translate.Window{Page: 3, Size: 25} // offsets 50..74
+	third := translate.Window{Start: 50, Size: 25} // offsets 50..74
 	for _, tc := range []struct {
 		name         string
 		d            Dialect
@@ -26,11 +26,11 @@ func TestDialectAppendQuery(t *testing.T) {
 			want: "sort_by=id&sort_order=asc&page=3&per_page=25", params: []string{"page", "per_page"}},
 		{name: "pages from 0", d: Dialect{Page: "page", PerPage: "size", FromZero: true}, w: third,
 			want: "page=2&size=25", params: []string{"page", "size"}},
-		{name: "first page from 0", d: Dialect{FromZero: true}, w: translate.Window{Page: 1, Size: 10},
+		{name: "first page from 0", d: Dialect{FromZero: true}, w: translate.Window{Start: 0, Size: 10},
 			want: "_page=0&_perPage=10", params: []string{"_page", "_perPage"}},
 		{name: "offset and limit", d: Dialect{Offset: "startAt", PerPage: "maxResults"}, client: "jql=x", w: third,
 			want: "jql=x&startAt=50&maxResults=25", offsets: true, params: []string{"startAt", "maxResults"}},
-		{name: "offset with the default limit name", d: Dialect{Offset: "offset"}, w: translate.Window{Page: 1, Size: 7},
+		{name: "offset with the default limit name", d: Dialect{Offset: "offset"}, w: translate.Window{Start: 0, Size: 7},
 			want: "offset=0&_perPage=7", offsets: true, params: []string{"offset", "_perPage"}},
 		{name: "bracketed names", d: Dialect{Page: "page[number]", PerPage: "page[size]"}, w: third,
 			want: "page[number]=3&page[size]=25", params: []string{"page[number]", "page[size]"}},
