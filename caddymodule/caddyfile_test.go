@@ -237,11 +237,15 @@ func TestLegacyCaddyfile(t *testing.T) {
 		seed 7
 		records 500
 		max_per_page 200
+		max_per_page /calls 137
+		max_per_page tickets/history 60
+		fixed_per_page /phone_numbers 40
 		base_path /api
 		envelope data
 		churn 2.5
 	}`)))
-	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5}, l)
+	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5,
+		ListMaxPerPage: map[string]int{"calls": 137, "tickets/history": 60}, FixedPerPage: map[string]int{"phone_numbers": 40}}, l)
 	l = LegacyBackend{}
 	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
 		per_page_param _page
@@ -256,6 +260,7 @@ func TestLegacyCaddyfile(t *testing.T) {
 		per_page_param maxResults
 	}`)))
 	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1",
+		"max_per_page /nowhere 10", "max_per_page /calls 0", "fixed_per_page /calls", "fixed_per_page /calls 1 2",
 		"first_page 2", "page_param a&b", "offset_param o\npage_param p", "offset_param o\nfirst_page 1", "page_param _perPage"} {
 		err := new(LegacyBackend).UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_legacy {\n" + bad + "\n}"))
 		assert.ErrorContains(t, err, fmt.Sprintf("Testfile:%d", 2+strings.Count(bad, "\n")), bad)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -139,6 +140,29 @@ type endpoint struct {
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
+	warned atomic.Bool // the page-limit warning was logged
+}
+
+// pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
+// the gauge, and the first one learned to a warning that names the
+// Caddyfile line which makes the learning unneeded. Later refinements
+// (a backend with fixed pages sending more than first seen) log at info.
+func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
+	return func(limit int, fixed bool) {
+		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(limit))
+		level, msg := zap.WarnLevel, "backend clamps _perPage: planning within the limit its answers proved"
+		if fixed {
+			msg = "backend ignores _perPage: asking for the page size it sends"
+		}
+		if ep.warned.Swap(true) {
+			level = zap.InfoLevel
+		}
+		if ce := g.logger.Check(level, msg); ce != nil {
+			ce.Write(zap.String("endpoint", ep.name), zap.Int("limit", limit),
+				zap.Int("backend_max_per_page", g.BackendMaxPerPage), zap.Bool("fixed", fixed),
+				zap.String("caddyfile", fmt.Sprintf("backend_max_per_page %d", limit)))
+		}
+	}
 }
 
 // CaddyModule returns the Caddy module information.
@@ -188,13 +212,16 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	})
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name, cursor: true, engine: &translate.Engine{
+		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
 			Order:       g.order,
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
 			Offsets:     g.dialect.Offsets(),
 		}, m: newEndpointMetrics(name, true)}
+		ep.engine.OnLearn = g.pageLimitLearned(ep)
+		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
+		g.endpoints[g.BasePath+name] = ep
 	}
 	for _, name := range g.FilterEndpoints {
 		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}

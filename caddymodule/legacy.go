@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,8 +33,16 @@ type LegacyBackend struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Records per list. Default: 1000.
 	Records int `json:"records,omitempty"`
-	// MaxPerPage is the largest page the backend serves. Default: 1000.
+	// MaxPerPage is the largest page the backend serves; a larger
+	// _perPage is clamped to it without a word. Default: 1000.
 	MaxPerPage int `json:"max_per_page,omitempty"`
+	// ListMaxPerPage clamps _perPage per list instead (keys as the lists
+	// are named, e.g. "calls"), for trying the gateway on a backend whose
+	// endpoints clamp differently.
+	ListMaxPerPage map[string]int `json:"list_max_per_page,omitempty"`
+	// FixedPerPage makes the named lists ignore _perPage and always serve
+	// pages of this many records.
+	FixedPerPage map[string]int `json:"fixed_per_page,omitempty"`
 	// BasePath prefixes every endpoint.
 	BasePath string `json:"base_path,omitempty"`
 	// Envelope wraps the records as {"<envelope>": [...], ...}.
@@ -69,6 +78,8 @@ func (l *LegacyBackend) Provision(caddy.Context) error {
 		Seed:           l.Seed,
 		Records:        l.Records,
 		MaxPerPage:     l.MaxPerPage,
+		ListMaxPerPage: l.ListMaxPerPage,
+		FixedPerPage:   l.FixedPerPage,
 		BasePath:       l.BasePath,
 		Envelope:       l.Envelope,
 		ChurnPerSecond: l.Churn,
@@ -135,6 +146,8 @@ func parseLegacy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		seed         1
 //		records      20000
 //		max_per_page 1000
+//		max_per_page /calls 137     # per list: clamps /calls to 137
+//		fixed_per_page /phone_numbers 40 # ignores _perPage, pages of 40
 //		base_path    /api/v3
 //		envelope     data
 //		churn        5
@@ -151,6 +164,12 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	var pagingAt string // where the paging dialect was last set, for its check
 	for d.NextBlock(0) {
 		option := d.Val()
+		if option == "fixed_per_page" || option == "max_per_page" && d.CountRemainingArgs() == 2 {
+			if err := l.perListSize(d, option); err != nil {
+				return err
+			}
+			continue
+		}
 		var s string
 		if err := oneArg(d, &s); err != nil {
 			return err
@@ -203,6 +222,31 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("%v, at %s", err, pagingAt)
 	}
+	return nil
+}
+
+// perListSize reads "<option> /list N": a page size for one list.
+func (l *LegacyBackend) perListSize(d *caddyfile.Dispenser, option string) error {
+	args := d.RemainingArgs()
+	if len(args) != 2 {
+		return d.Errf("%s: want a list and a page size, e.g. %s /calls 100", option, option)
+	}
+	name := strings.TrimPrefix(args[0], "/")
+	if !slices.Contains(reference.Lists(), name) {
+		return d.Errf("%s: %q is not a list of the reference backend; the lists are /%s", option, args[0], strings.Join(reference.Lists(), ", /"))
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 1 {
+		return d.Errf("%s: %q is not a valid page size", option, args[1])
+	}
+	dst := &l.ListMaxPerPage
+	if option == "fixed_per_page" {
+		dst = &l.FixedPerPage
+	}
+	if *dst == nil {
+		*dst = map[string]int{}
+	}
+	(*dst)[name] = n
 	return nil
 }
 

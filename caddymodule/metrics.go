@@ -29,6 +29,7 @@ var metrics = struct {
 	index            *prometheus.CounterVec
 	filterRejections *prometheus.CounterVec
 	unusable         *prometheus.CounterVec
+	pageLimit        *prometheus.GaugeVec
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -55,8 +56,12 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "backend_unusable_answers_total",
 			Help: "2xx backend answers rejected as unusable (not JSON, no records array, bad or unordered ids).",
 		}, []string{"endpoint"})
+		metrics.pageLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Name: "backend_page_limit",
+			Help: "The largest backend page the gateway asks for: backend_max_per_page, or the limit the backend's answers proved.",
+		}, []string{"endpoint"})
 	})
-	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable} {
+	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit} {
 		if registry == nil {
 			break
 		}

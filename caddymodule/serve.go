@@ -225,8 +225,13 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 		return outcomeUnavailable
 	case errors.As(err, &be), errors.As(err, &bo):
 		metrics.unusable.WithLabelValues(ep.name).Inc()
+		setting := ""
+		if be != nil {
+			setting = be.Setting
+		}
 		g.logger.Warn("unusable backend answer",
-			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)), zap.Error(err))
+			zap.String("endpoint", ep.name), zap.String("backend_query", lastQuery(f)),
+			zap.String("setting", setting), zap.Error(err))
 		writeError(w, http.StatusBadGateway, err.Error())
 		return outcomeUnusable
 	case errors.As(err, &ce):

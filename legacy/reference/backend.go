@@ -47,6 +47,15 @@ type Config struct {
 	// backend ignores what it does not know.
 	Paging legacy.Dialect
 
+	// ListMaxPerPage clamps _perPage on the named lists (as Lists names
+	// them, e.g. "calls") instead of MaxPerPage, silently: real backends
+	// clamp differently per endpoint, and to odd numbers.
+	ListMaxPerPage map[string]int
+
+	// FixedPerPage makes the named lists ignore _perPage and always serve
+	// pages of this many records, as some backends do.
+	FixedPerPage map[string]int
+
 	// BasePath is a prefix of every path, such as "/api/v3"; default none.
 	BasePath string
 

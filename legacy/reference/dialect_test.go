@@ -51,7 +51,7 @@ func TestPagingDialects(t *testing.T) {
 			require.Equal(t, http.StatusOK, a.code, string(a.body))
 			assert.Equal(t, all[tc.from:tc.from+tc.n], a.ids())
 			q, _ := url.ParseQuery(tc.query)
-			start, size, ok := b.Window(q)
+			start, size, ok := b.Window("calls", q)
 			assert.True(t, ok)
 			assert.Equal(t, tc.window, [2]int{start, size}, "Window")
 		})
@@ -75,7 +75,7 @@ func TestPagingDialectRefusals(t *testing.T) {
 			assert.Equal(t, http.StatusBadRequest, a.code)
 			assert.Contains(t, a.message(t), tc.want)
 			q, _ := url.ParseQuery(tc.query)
-			_, _, ok := b.Window(q)
+			_, _, ok := b.Window("calls", q)
 			assert.False(t, ok)
 		})
 	}

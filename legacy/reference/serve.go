@@ -84,6 +84,19 @@ func (b *Backend) serveTicket(w http.ResponseWriter, l *list, rawID string) {
 // defaultPerPage is the page size when a request sets no _perPage.
 const defaultPerPage = 10
 
+// perPage is the page size the backend serves for a request of asked
+// records: clamped, without saying so, to the list's limit, or the list's
+// fixed page size whatever was asked.
+func (b *Backend) perPage(l *list, asked int) int {
+	if n := b.cfg.FixedPerPage[l.kind.name]; n > 0 {
+		return n
+	}
+	if n := b.cfg.ListMaxPerPage[l.kind.name]; n > 0 {
+		return min(asked, n)
+	}
+	return min(asked, b.cfg.MaxPerPage)
+}
+
 // listQuery is what a list request asks for.
 type listQuery struct {
 	start, perPage int    // offset of the first record, records per page
@@ -98,7 +111,7 @@ type listQuery struct {
 func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	lq := listQuery{sortKey: 0, desc: true} // newest first by the list's date field
 	var err error
-	if lq.start, lq.perPage, lq.page, err = b.window(q); err != nil {
+	if lq.start, lq.perPage, lq.page, err = b.window(l, q); err != nil {
 		return lq, err
 	}
 
@@ -126,15 +139,16 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	return lq, nil
 }
 
-// window reads the window a query asks for in the backend's paging
-// dialect: the offset of its first record, its size, clamped to
-// MaxPerPage, and the page number (-1 with offsets).
-func (b *Backend) window(q url.Values) (start, size, page int, err error) {
+// window reads the window a query of list l asks for in the backend's
+// paging dialect: the offset of its first record, its size as served
+// (see perPage), and the page number (-1 with offsets). A page number
+// counts pages of the size served, as a clamping backend counts them.
+func (b *Backend) window(l *list, q url.Values) (start, size, page int, err error) {
 	d := b.cfg.Paging
 	if size, err = wholeParam(q, d.PerPageParam(), 1, defaultPerPage); err != nil {
 		return 0, 0, 0, err
 	}
-	size = min(size, b.cfg.MaxPerPage)
+	size = b.perPage(l, size)
 	if d.Offsets() {
 		start, err = wholeParam(q, d.Offset, 0, 0)
 		return start, size, -1, err
@@ -153,11 +167,15 @@ func (b *Backend) window(q url.Values) (start, size, page int, err error) {
 	return start, size, page, nil
 }
 
-// Window returns the offset and size of the window a list query asks
-// for, as the backend reads it, so that a test can act where a call
-// looks; ok is false for a query the backend would refuse.
-func (b *Backend) Window(q url.Values) (start, size int, ok bool) {
-	start, size, _, err := b.window(q)
+// Window returns the offset and size of the window a query of the list
+// called name asks for, as the backend serves it, so that a test can act
+// where a call looks; ok is false for a query the backend would refuse.
+func (b *Backend) Window(name string, q url.Values) (start, size int, ok bool) {
+	l, err := b.list(name)
+	if err != nil {
+		return 0, 0, false
+	}
+	start, size, _, err = b.window(l, q)
 	return start, size, err == nil
 }
 

@@ -92,6 +92,31 @@ func TestPaging(t *testing.T) {
 	}
 }
 
+// TestPageSizeQuirks: per-list clamps and fixed pages, silently, with the
+// page number counting pages of the size served, as real backends do.
+func TestPageSizeQuirks(t *testing.T) {
+	b := New(Config{Seed: 1, Records: 95, MaxPerPage: 40,
+		ListMaxPerPage: map[string]int{"calls": 17}, FixedPerPage: map[string]int{"phone_numbers": 25}})
+	calls, phones, history := b.IDs("calls"), b.IDs("phone_numbers"), b.IDs("tickets/history")
+	const byID = "&_sortField=id&_sortDir=ASC"
+	for _, tc := range []struct {
+		name, path string
+		want       []int64
+	}{
+		{"clamped per list", "/calls?_page=2&_perPage=30" + byID, calls[17:34]},
+		{"below the clamp", "/calls?_page=2&_perPage=10" + byID, calls[10:20]},
+		{"fixed, asked fewer", "/phone_numbers?_page=2&_perPage=10" + byID, phones[25:50]},
+		{"fixed, asked more", "/phone_numbers?_page=1&_perPage=100" + byID, phones[:25]},
+		{"other lists keep MaxPerPage", "/tickets/history?_page=2&_perPage=100" + byID, history[40:80]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := get(t, b, tc.path)
+			require.Equal(t, http.StatusOK, a.code, string(a.body))
+			assert.Equal(t, tc.want, a.ids())
+		})
+	}
+}
+
 func TestBadQueries(t *testing.T) {
 	b := New(Config{Seed: 1, Records: 20})
 	for _, tc := range []struct{ query, want string }{
