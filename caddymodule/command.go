@@ -119,10 +119,19 @@ func verifyCommand() *cobra.Command {
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "verify --url <gateway base URL> --endpoint /calls [--per-page N] [--header 'K: V']...",
-		Short: "Walk an endpoint by cursor and by _page through the gateway and compare",
+		Use:   "verify --url <gateway base URL> --endpoint /calls [--backend <backend base URL>] [--per-page N] [--header 'K: V']...",
+		Short: "Walk an endpoint by cursor and by _page through the gateway, and on the backend, and compare",
 		Long: `Walks a cursor endpoint through the gateway by _page, then by cursor
-(following next_page_cursor), and compares the two. It reports:
+(following next_page_cursor), and compares the two. With --backend it first
+walks the same list on the backend itself, by _page with --backend-sort until
+an empty page, and compares that with the cursor walk too.
+
+Without --backend both walks go through the gateway, so a gateway that ends
+a walk early or reads the wrong offsets (as when the backend pages in a way
+the gateway was not told of) passes unseen: a rollout check without
+--backend cannot see truncation.
+
+It reports:
 
   duplicate   an id the cursor walk served twice
   order       ids of the cursor walk not strictly increasing, or a _page page
@@ -133,12 +142,17 @@ func verifyCommand() *cobra.Command {
               second _page walk after the cursor walk still has; ids the
               second walk no longer has were deleted meanwhile and are noted,
               not counted (this assumes the backend never reuses an id)
+  lost        (--backend) an id in the backend's list before and after the
+              cursor walk that the cursor walk never served
   request     a request that failed or an answer without a records array
   incomplete  a walk that did not end within --max-pages
 
 Records that change during the walks make the _page walk repeat or skip
-records; that is noted, not counted. Progress goes to stderr every few
-seconds; the report to stdout. Exits 1 when any problem was found.`,
+records; that is noted, not counted. With --backend it also reports what
+it saw of the backend (its page-size limit, whether _page starts at 0 or 1,
+its id order) and prints the Caddyfile lines that match. Progress goes to
+stderr every few seconds; the report to stdout. Exits 1 when any problem
+was found.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -184,6 +198,9 @@ seconds; the report to stdout. Exits 1 when any problem was found.`,
 	fl.StringVar(&order, "id-order", "numeric", "numeric or lexical (as id_order)")
 	fl.IntVar(&cfg.MaxPages, "max-pages", 10000, "stop each walk after this many pages")
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
+	fl.StringVar(&cfg.BackendURL, "backend", "", "base URL of the backend itself, e.g. http://127.0.0.1:9080: also walk it directly and report records the gateway lost")
+	fl.StringVar(&cfg.BackendSort, "backend-sort", "_sortField=id&_sortDir=ASC", "the gateway's backend_sort, for the backend walk")
+	fl.IntVar(&cfg.BackendPerPage, "backend-per-page", 1000, "_perPage of the backend walk (the gateway's backend_max_per_page)")
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("endpoint")
 	return cmd

@@ -170,3 +170,46 @@ func TestVerifyCommandFailsOnABrokenGateway(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyBackendFindsLostRecords runs verify --backend on two gateways
+// in front of backends that clamp _perPage without saying so. One clamps
+// to 100, which the gateway detects and plans within: verify passes and
+// reports the clamp with its Caddyfile line. The other clamps to 10, below
+// the 25 records per page the gateway's contract requires, so the gateway
+// takes its short pages for the list's end: the walk through the gateway
+// alone looks fine, and only the backend walk shows the lost records.
+func TestVerifyBackendFindsLostRecords(t *testing.T) {
+	t.Run("a clamp the gateway adapts to", func(t *testing.T) {
+		b, srv := harness.Backend(t, reference.Config{Seed: 9, Records: 700, ListMaxPerPage: map[string]int{"calls": 100}})
+		c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "150", "--backend", srv.URL)
+		require.NoError(t, err, stdout+stderr)
+		n := len(b.IDs("calls"))
+		assert.Contains(t, stdout, fmt.Sprintf("backend _page walk: %d records in %d pages\n", n, (n+99)/100))
+		assert.Contains(t, stdout, fmt.Sprintf("cursor walk: %d records in %d pages\n", n, (n+149)/150))
+		assert.Contains(t, stdout, "page size: clamps _perPage to 100 (asked for 1000)")
+		assert.Contains(t, stdout, "first page: _page=1")
+		assert.Contains(t, stdout, "id order: ascending numeric with _sortField=id&_sortDir=ASC")
+		assert.Contains(t, stdout, "matching Caddyfile lines (helpdesk_gateway block):\n\tbackend_max_per_page 100\n\tid_order numeric\n\tbackend_sort _sortField=id&_sortDir=ASC\n")
+		assert.Contains(t, stdout, "OK: no duplicates, gaps or order errors")
+	})
+	t.Run("a clamp below the contract loses records", func(t *testing.T) {
+		b, srv := harness.Backend(t, reference.Config{Seed: 9, Records: 300, MaxPerPage: 10})
+		c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+
+		// Through the gateway alone, both walks end at the same early page.
+		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "20")
+		require.NoError(t, err, stdout+stderr)
+		assert.Contains(t, stdout, "cursor walk: 10 records in 1 page\nOK")
+
+		stdout, stderr, err = runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "20", "--backend", srv.URL)
+		require.Error(t, err)
+		n := len(b.IDs("calls"))
+		assert.Contains(t, stdout, fmt.Sprintf("the gateway's cursor walk served 10 records, the backend's own walk %d records; %d records missing", n, n-10))
+		assert.Contains(t, stdout, fmt.Sprintf(`lost: id "%d" is in the backend's list before and after the gateway's cursor walk, which never served it`, b.IDs("calls")[10]))
+		assert.Contains(t, stdout, "page size: clamps _perPage to 10")
+		assert.Contains(t, stdout, "below the 25 the gateway needs")
+		assert.Contains(t, stdout, fmt.Sprintf("FAIL: %d problems (%d lost)", n-10, n-10))
+		assert.Contains(t, stderr, fmt.Sprintf("verify found %d problems", n-10))
+	})
+}

@@ -97,8 +97,9 @@ func TestClampedWalksUnderChurn(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1111))
 		q := randomQuirk(r, 1000)
 		if q.fixed > 0 {
-			// Pages the backend fixes cannot overlap at their edges; see
-			// the README's backend contract.
+			// At the edges of pages the backend fixes no answer overlaps
+			// the next: nothing proves the list did not move between the
+			// two calls (see the README's backend contract).
 			q = backendQuirk{name: "clamp 100", clampAt: 100}
 		}
 		ids := randomIDs(r, 300+r.IntN(1500), 20)

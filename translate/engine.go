@@ -147,7 +147,6 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	rel, _ := f.(Releaser)
 	var takenOff []int
 	p := e.newPlanner()
-	placed := true // every record taken so far sits at a known offset
 
 	var s *search
 	offset := req.Offset // offset mode until the first answer settles it
@@ -174,24 +173,40 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		if err != nil {
 			return nil, err
 		}
-		if v == unplaced || v == endedSomewhere && s == nil {
-			// Records from an offset the engine cannot know: ask again
-			// within the sizes the backend was seen to serve.
+		call := pg.Calls - 1
+		if h := p.held; h != nil {
+			// This call re-read the page before a held answer: if it
+			// still ends where it did, the held answer is adjacent.
+			p.held = nil
 			if rel != nil {
-				rel.Release(pg.Calls - 1)
+				rel.Release(call)
 			}
-			continue
+			if !p.edgeHolds(w, b) {
+				if rel != nil {
+					rel.Release(h.call)
+				}
+				p.belowEnd = -1
+				continue
+			}
+			b, w, v, call = h.b, h.w, h.v, h.call
+			p.edgeChecked = true
+		} else {
+			if v == unplaced || v == endedSomewhere && s == nil {
+				// Records from an offset the engine cannot know: ask
+				// again within the sizes the backend was seen to serve.
+				if rel != nil {
+					rel.Release(call)
+				}
+				continue
+			}
+			pg.Fetched += len(b.IDs)
+			// The index takes even an answer a clamp may have moved: its
+			// offsets are hints that answers verify, and a clamp moves
+			// records lower, never past the end it gives.
+			e.learn(req.List, b.IDs, w.Start, v == ended || v == endedSomewhere)
 		}
-		pg.Fetched += len(b.IDs)
 		start := w.Start
 		short := v == ended || v == endedSomewhere
-		if v == endedSomewhere {
-			// Whatever moved these records, it moved them lower: the
-			// list ends at or before the offsets asked.
-			e.Index.learn(req.List, nil, 0, start+len(b.IDs))
-		} else {
-			e.learn(req.List, b.IDs, start, v == ended)
-		}
 
 		// below: how many records of the answer are at or below the cursor.
 		var below int
@@ -203,29 +218,36 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			below = sort.Search(len(b.IDs), func(i int) bool {
 				return e.Order.Compare(b.IDs[i], s.cursor) > 0
 			})
-			settled = (below > 0 || start == 0 || p.adjacent(start)) && (below < len(b.IDs) || short)
+			edge := below == 0 && start > 0 && p.adjacent(start)
+			settled = (below > 0 || start == 0 || edge) && (below < len(b.IDs) || short)
+			if settled && edge && !p.edgeChecked {
+				// Adjacent only by offsets: hold it, re-read the page before.
+				p.held = &heldAnswer{b: b, w: w, v: v, call: call}
+				continue
+			}
+			p.edgeChecked = false
 		}
 		if v == endedSomewhere && !settled || v == endedSomewhere && below == 0 && start > 0 {
 			// Only ids place these records; these ids do not.
 			if rel != nil {
-				rel.Release(pg.Calls - 1)
+				rel.Release(call)
 			}
 			continue
 		}
 		if !settled {
 			if below == len(b.IDs) {
-				p.endedBelow(start, len(b.IDs))
+				p.endedBelow(start, b.IDs)
 			}
 			if s.observe(start, b.IDs, below, short) {
 				pg.Relocations++
 			}
 			if rel != nil {
-				rel.Release(pg.Calls - 1) // observe kept copies of what it needs
+				rel.Release(call) // observe kept copies of what it needs
 			}
 			continue
 		}
 		if pg.Source < 0 {
-			pg.Source = pg.Calls - 1
+			pg.Source = call
 		}
 		take := min(len(b.IDs)-below, remaining)
 		if len(pg.IDs) == 0 && take > 0 {
@@ -245,13 +267,12 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		for k := range take {
 			takenOff = append(takenOff, start+below+k)
 		}
-		placed = placed && v != endedSomewhere
 		if len(pg.IDs) == want || below+take == len(b.IDs) && short {
 			break
 		}
 		// The answer ended before the page did: stitch the next call on,
 		// starting at the last record taken.
-		p.endedBelow(start, len(b.IDs))
+		p.endedBelow(start, b.IDs)
 		last := len(pg.IDs) - 1
 		if last >= 0 && !p.canOverlap(takenOff[last]) {
 			return nil, ErrPageSizeTooSmall
@@ -277,12 +298,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		// Remember the last record served and the one after it: the next
 		// page's cursor then costs one call.
 		n := req.Size
-		if placed {
-			e.Index.learn(req.List, []sample{
-				{off: takenOff[n-1], id: pg.IDs[n-1]},
-				{off: takenOff[n], id: pg.IDs[n]},
-			}, takenOff[n]+1, -1)
-		}
+		e.Index.learn(req.List, []sample{
+			{off: takenOff[n-1], id: pg.IDs[n-1]},
+			{off: takenOff[n], id: pg.IDs[n]},
+		}, takenOff[n]+1, -1)
 		pg.IDs = pg.IDs[:n]
 		if pg.Records != nil {
 			pg.Records = pg.Records[:n]

@@ -94,3 +94,51 @@ func BenchmarkRandomColdCursors(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClampedWalk is BenchmarkSequentialWalk on backends that bend
+// _perPage, beside the same walk with backend_max_per_page set to the
+// backend's real limit: learning costs at most one call per endpoint, and
+// from then on the cost is the configured one. It also walks _page=1, 2,
+// ... (offset mode), where a clamp would otherwise read wrong offsets.
+func BenchmarkClampedWalk(b *testing.B) {
+	for _, tc := range []struct {
+		name                    string
+		clampAt, fixed, maxPage int
+		size                    int
+		offsetMode              bool
+	}{
+		{"clamp=100/perPage=100/learned", 100, 0, 1000, 100, false},
+		{"clamp=100/perPage=100/configured", 0, 0, 100, 100, false},
+		{"clamp=137/perPage=250/learned", 137, 0, 1000, 250, false},
+		{"clamp=137/perPage=250/configured", 0, 0, 137, 250, false},
+		{"clamp=100/_page/perPage=100/learned", 100, 0, 1000, 100, true},
+		{"clamp=100/_page/perPage=100/configured", 0, 0, 100, 100, true},
+		{"fixed=40/perPage=10/learned", 0, 40, 1000, 10, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			l := backendQuirk{clampAt: tc.clampAt, fixed: tc.fixed}.list(evenIDs(100000))
+			e := newEngine(tc.maxPage, 100000)
+			pages := 0
+			cursor, page := "", 1
+			for b.Loop() {
+				req := Request{List: "l", After: cursor, Size: tc.size}
+				if tc.offsetMode {
+					req = Request{List: "l", Offset: (page - 1) * tc.size, Size: tc.size}
+				}
+				pg, err := e.Page(context.Background(), l, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pages++
+				cursor, page = "", page+1
+				if pg.More {
+					cursor = pg.IDs[len(pg.IDs)-1]
+				} else {
+					page = 1
+				}
+			}
+			calls, _ := l.counts()
+			b.ReportMetric(float64(calls)/float64(pages), "calls/page")
+		})
+	}
+}

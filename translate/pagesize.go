@@ -2,6 +2,7 @@ package translate
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -221,10 +222,30 @@ type planner struct {
 	sus *suspect // a short answer not yet explained
 
 	// belowEnd is the offset just past a fresh answer whose records were
-	// all at or below the cursor, or -1. A backend with fixed pages cannot
-	// serve a record and its successor in one answer when the record ends
-	// its page; the next page, read after it, is taken as adjacent.
-	belowEnd int
+	// all at or below the cursor, or -1, and belowID (fixed pages only)
+	// the id there. A backend with fixed pages cannot serve a record and
+	// its successor in one answer when the record ends its page: the next
+	// page is read, held, and taken as adjacent once a re-read of the page
+	// before shows it still ending with the same record at the same place.
+	belowEnd    int
+	belowID     string
+	held        *heldAnswer
+	edgeChecked bool // the answer being settled passed that re-read
+}
+
+// heldAnswer is an answer kept while the page before it is re-read.
+type heldAnswer struct {
+	b    Batch
+	w    Window
+	v    verdict
+	call int
+}
+
+// edgeHolds reports whether the re-read of the page before a held answer
+// ends, as before, with the record at belowEnd-1.
+func (p *planner) edgeHolds(w Window, b Batch) bool {
+	n := len(b.IDs)
+	return n > 0 && w.Start+n == p.belowEnd && b.IDs[n-1] == p.belowID
 }
 
 func (e *Engine) newPlanner() planner {
@@ -247,6 +268,10 @@ func (p *planner) refresh() {
 // next plans the next call: from offset in offset mode, else by search.
 func (p *planner) next(s *search, offset, need int) Window {
 	plan := func(from, to int) Window { return p.v.plan(from, to, p.cap, p.e.Offsets) }
+	if p.held != nil {
+		// Re-read the fixed page that ends at belowEnd.
+		return Window{Start: (p.belowEnd - 1) / p.v.limit * p.v.limit, Size: p.v.limit}
+	}
 	var w Window
 	if offset >= 0 {
 		w = plan(offset, offset+need)
@@ -259,17 +284,21 @@ func (p *planner) next(s *search, offset, need int) Window {
 	return w
 }
 
-// endedBelow records a fresh answer of n records from offset start, all
-// at or below the cursor.
-func (p *planner) endedBelow(start, n int) {
-	if n > 0 {
+// endedBelow records a fresh answer of ids from offset start, all at or
+// below the cursor.
+func (p *planner) endedBelow(start int, ids []string) {
+	if n := len(ids); n > 0 {
 		p.belowEnd = start + n
+		if p.v.fixed {
+			p.belowID = strings.Clone(ids[n-1])
+		}
 	}
 }
 
 // adjacent reports whether an answer from offset start follows, on fixed
-// pages, an answer that ended at or below the cursor.
-func (p *planner) adjacent(start int) bool { return p.v.fixed && start == p.belowEnd }
+// pages, an answer that ended at or below the cursor. An offset backend
+// never needs it: its windows start at the record they must hold.
+func (p *planner) adjacent(start int) bool { return p.v.fixed && !p.e.Offsets && start == p.belowEnd }
 
 // anchored reports whether an answer to w starts where it was asked
 // whatever the backend clamps (see judge).

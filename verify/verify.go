@@ -34,6 +34,13 @@ type Config struct {
 	Client      *http.Client  // must have a timeout
 	Progress    io.Writer     // progress lines; nil for none
 	Every       time.Duration // between progress lines; a walk shorter than this prints none
+
+	// BackendURL, when set, is the backend's own base URL: the list is
+	// also walked there by _page, and what the gateway's cursor walk lacks
+	// is lost. Without it nothing can see a gateway that ends walks early.
+	BackendURL     string
+	BackendSort    string // the gateway's backend_sort; "" for _sortField=id&_sortDir=ASC
+	BackendPerPage int    // _perPage of the backend walk; 0 for 1000
 }
 
 // maxBody bounds one answer read by verify.
@@ -71,20 +78,29 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (int, error) {
 		return 0, err
 	}
 	fmt.Fprintf(out, "verify %s, %d per page\n", redact.URL(v.target), cfg.PerPage)
+	var direct *backendWalk
+	if v.backend != nil {
+		direct = v.walkBackend(ctx, "backend _page walk")
+	}
 	byPage := v.pageWalk(ctx, "_page walk")
 	byCursor := v.cursorWalk(ctx)
 	v.compare(ctx, byPage, byCursor)
+	if direct != nil {
+		v.compareBackend(ctx, direct, byCursor)
+		v.describe(direct)
+	}
 	return v.finish(), nil
 }
 
 // verifier holds one verify run.
 type verifier struct {
-	cfg    Config
-	target *url.URL // baseURL + endpoint
-	out    io.Writer
-	counts map[string]int // problems by kind
-	kinds  []string       // the kinds in the order first met
-	tick   time.Time      // of the last progress line
+	cfg     Config
+	target  *url.URL // baseURL + endpoint
+	backend *url.URL // BackendURL + endpoint; nil without --backend
+	out     io.Writer
+	counts  map[string]int // problems by kind
+	kinds   []string       // the kinds in the order first met
+	tick    time.Time      // of the last progress line
 }
 
 func newVerifier(cfg Config, out io.Writer) (*verifier, error) {
@@ -109,7 +125,13 @@ func newVerifier(cfg Config, out io.Writer) (*verifier, error) {
 	target.Path = strings.TrimSuffix(base.Path, "/") + ep.Path
 	target.RawPath = ""
 	target.RawQuery = ep.RawQuery
-	return &verifier{cfg: cfg, target: &target, out: out, counts: map[string]int{}, tick: time.Now()}, nil
+	v := &verifier{cfg: cfg, target: &target, out: out, counts: map[string]int{}, tick: time.Now()}
+	if cfg.BackendURL != "" {
+		if err := v.setBackend(ep); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
 // problem reports one problem of kind: duplicate, order, cursor, gap,
@@ -373,7 +395,12 @@ func (v *verifier) compare(ctx context.Context, byPage, byCursor *walk) {
 // fetch gets one page with query q added to the endpoint's own query and
 // returns its ids and next_page_cursor.
 func (v *verifier) fetch(ctx context.Context, q url.Values) (ids []string, next string, err error) {
-	u := *v.target
+	return v.fetchFrom(ctx, v.target, q)
+}
+
+// fetchFrom is fetch from target: the gateway's endpoint or the backend's.
+func (v *verifier) fetchFrom(ctx context.Context, target *url.URL, q url.Values) (ids []string, next string, err error) {
+	u := *target
 	if u.RawQuery != "" {
 		u.RawQuery += "&" + q.Encode()
 	} else {

@@ -247,6 +247,9 @@ func TestVerifyRefusesABadConfig(t *testing.T) {
 		{func(c *Config) { c.PerPage = 0 }, "--per-page"},
 		{func(c *Config) { c.MaxPages = 0 }, "--max-pages"},
 		{func(c *Config) { c.Client = http.DefaultClient }, "timeout"},
+		{func(c *Config) { c.BackendURL = "127.0.0.1:9080" }, "--backend"},
+		{func(c *Config) { c.BackendURL = "http://127.0.0.1:9"; c.BackendSort = "%zz" }, "--backend-sort"},
+		{func(c *Config) { c.BackendURL = "http://127.0.0.1:9"; c.BackendPerPage = -1 }, "--backend-per-page"},
 	} {
 		cfg := testVerifyConfig("http://127.0.0.1:1")
 		tc.edit(&cfg)
@@ -260,4 +263,71 @@ func jsonError(w http.ResponseWriter, status int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(translate.AppendJSONMessage(nil, message))
+}
+
+// fakeBackend pages ids as a backend whose quirks are set: pages numbered
+// from first, a clamp, a fixed page size, ids sent as given.
+type fakeBackend struct {
+	ids          []string
+	first        int
+	clamp, fixed int
+}
+
+func (f *fakeBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, _ := strconv.Atoi(q.Get("_page"))
+	n, _ := strconv.Atoi(q.Get("_perPage"))
+	if page < f.first {
+		jsonError(w, http.StatusBadRequest, "no such page")
+		return
+	}
+	switch {
+	case f.fixed > 0:
+		n = f.fixed
+	case f.clamp > 0:
+		n = min(n, f.clamp)
+	}
+	start := min((page-f.first)*n, len(f.ids))
+	records := []map[string]string{}
+	for _, id := range f.ids[start:min(start+n, len(f.ids))] {
+		records = append(records, map[string]string{"id": id})
+	}
+	_ = json.NewEncoder(w).Encode(records)
+}
+
+// TestVerifyDescribesTheBackend: what the backend walk reports of the
+// backend's paging, and the Caddyfile lines it prints.
+func TestVerifyDescribesTheBackend(t *testing.T) {
+	numbers := make([]string, 95)
+	for i := range numbers {
+		numbers[i] = strconv.Itoa(i + 1)
+	}
+	asStrings := slices.Clone(numbers)
+	slices.Sort(asStrings)
+	for _, tc := range []struct {
+		name string
+		b    fakeBackend
+		want []string
+	}{
+		{"clamp", fakeBackend{ids: numbers, first: 1, clamp: 30},
+			[]string{"backend _page walk: 95 records in 4 pages", "clamps _perPage to 30", "first page: _page=1", "\tbackend_max_per_page 30\n\tid_order numeric\n"}},
+		{"pages from 0", fakeBackend{ids: numbers, first: 0, clamp: 30},
+			[]string{"first page: _page=0", "\tbackend_first_page 0\n"}},
+		{"ignores _perPage", fakeBackend{ids: numbers, first: 1, fixed: 40},
+			[]string{"ignores _perPage, sends pages of 40", "\tbackend_max_per_page 40\n"}},
+		{"numbers sorted as strings", fakeBackend{ids: asStrings, first: 1},
+			[]string{"ascending as strings", "\tid_order lexical\n"}},
+		{"one page", fakeBackend{ids: numbers, first: 1},
+			[]string{"the whole list (95 records) came in one page"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			backend := httptest.NewServer(&tc.b)
+			t.Cleanup(backend.Close)
+			_, out := runFake(t, &fakeGateway{pageList: func(int) []int { return ids1to(95) }, cursor: ids1to(95)},
+				func(c *Config) { c.BackendURL = backend.URL })
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+		})
+	}
 }
