@@ -268,3 +268,72 @@ func TestOffsetDialectCost(t *testing.T) {
 	t.Logf("offset/limit: %.2f calls per page, %.3f records fetched per record served; _page/_perPage: %.2f, %.3f",
 		offsetCalls, offsetFetched, pageCalls, pageFetched)
 }
+
+// TestVerifyBackendInEveryDialect runs `caddy helpdesk verify --backend`
+// with the gateway's dialect options on a gateway in front of a backend
+// speaking that dialect: the backend's own walk finds every record, and
+// the report says what it saw, with the matching Caddyfile lines. Told
+// nothing, verify shows a zero-based backend and the records a gateway
+// that was told nothing loses.
+func TestVerifyBackendInEveryDialect(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		d     pagingDialect
+		flags []string
+		want  []string
+	}{
+		{"page/per_page", pagingDialects[1],
+			[]string{"--records-path", "data", "--backend-page-param", "page", "--backend-per-page-param", "per_page"},
+			[]string{"backend page walk: 700 records in 7 pages\n", "page size: clamps per_page to 100 (asked for 1000)", "first page: page=1\n",
+				"\tbackend_max_per_page 100\n\tbackend_page_param page\n\tbackend_per_page_param per_page\n"}},
+		{"pages from 0", pagingDialects[2],
+			[]string{"--backend-page-param", "page", "--backend-per-page-param", "size", "--backend-first-page", "0"},
+			[]string{"backend page walk: 700 records in 7 pages\n", "first page: page=0\n", "\tbackend_first_page 0\n"}},
+		{"offset/limit", pagingDialects[3],
+			[]string{"--backend-offset-param", "startAt", "--backend-per-page-param", "maxResults"},
+			[]string{"backend startAt walk: 700 records in 7 pages\n", "clamps maxResults to 100", "paging: by offset startAt and limit maxResults\n",
+				"\tbackend_offset_param startAt\n\tbackend_per_page_param maxResults\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 700, MaxPerPage: dialectLimit, Envelope: tc.d.envelope, Paging: tc.d.paging})
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, tc.d.options), srv.URL)
+			args := append([]string{"verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "150", "--backend", srv.URL}, tc.flags...)
+			stdout, stderr, err := runHelpdesk(t, args...)
+			require.NoError(t, err, stdout+stderr)
+			require.Len(t, b.IDs("calls"), 700)
+			for _, w := range append(tc.want, "cursor walk: 700 records in 5 pages\n", "OK: no duplicates, gaps or order errors") {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
+	t.Run("a zero-based backend the gateway was not told of", func(t *testing.T) {
+		d := legacy.Dialect{Page: "page", PerPage: "per_page", FromZero: true}
+		b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 300, Paging: d})
+		c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_page_param page\n\t\tbackend_per_page_param per_page"), srv.URL)
+		stdout, _, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "50",
+			"--backend", srv.URL, "--backend-page-param", "page", "--backend-per-page-param", "per_page")
+		require.Error(t, err)
+		assert.Contains(t, stdout, "first page: page=0 (the gateway numbers pages from 1 unless told, and would skip the first)")
+		assert.Contains(t, stdout, "\tbackend_first_page 0\n")
+		assert.Contains(t, stdout, fmt.Sprintf(`lost: id "%d" is in the backend's list`, b.IDs("calls")[0]))
+	})
+}
+
+func TestVerifyDialectFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend-first-page", "2"}, "--backend-first-page: 2 is not 0 or 1"},
+		{[]string{"--backend-first-page", "one"}, `--backend-first-page "one": want 0 or 1`},
+		{[]string{"--backend-page-param", "p", "--backend-offset-param", "o"}, `--backend-page-param: --backend-offset-param "o" asks the backend by offset, with no page number; remove one of the two`},
+		{[]string{"--backend-per-page-param", "a b"}, `--backend-per-page-param: "a b" is not a parameter name`},
+		{[]string{"--backend-page-param", "_sortField"}, `--backend-page-param: "_sortField" is also set by --backend-sort`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			_, stderr, err := runHelpdesk(t, append([]string{"verify", "--url", "http://127.0.0.1:1", "--endpoint", "/calls", "--backend", "http://127.0.0.1:1"}, tc.args...)...)
+			require.Error(t, err)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
