@@ -271,7 +271,7 @@ func TestLegacyCaddyfile(t *testing.T) {
 // default and production Caddyfiles: they adapt without warnings and every
 // module provisions.
 func TestShippedCaddyfilesValidate(t *testing.T) {
-	for _, name := range []string{"Caddyfile", "Caddyfile.production"} {
+	for _, name := range []string{"Caddyfile", "Caddyfile.production", "Caddyfile.page-per-page", "Caddyfile.offset-limit"} {
 		t.Run(name, func(t *testing.T) {
 			text, err := os.ReadFile("../" + name)
 			require.NoError(t, err)

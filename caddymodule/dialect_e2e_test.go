@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -334,6 +335,53 @@ func TestVerifyDialectFlags(t *testing.T) {
 			_, stderr, err := runHelpdesk(t, append([]string{"verify", "--url", "http://127.0.0.1:1", "--endpoint", "/calls", "--backend", "http://127.0.0.1:1"}, tc.args...)...)
 			require.Error(t, err)
 			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestDialectCaddyfilesRun runs the repository's example Caddyfiles for a
+// page/per_page and an offset/limit backend, as `go run ./cmd/caddy run
+// --config <file>` does, with their ports moved to free loopback ports:
+// the gateway walks the whole list by cursor in front of the reference
+// backend speaking that dialect, which answers its own names only.
+func TestDialectCaddyfilesRun(t *testing.T) {
+	for _, tc := range []struct {
+		file, records, own, other string
+	}{
+		{"Caddyfile.page-per-page", "data", "page=2&per_page=3", "_page=2&_perPage=3"},
+		{"Caddyfile.offset-limit", "", "offset=3&limit=3", "_page=2&_perPage=3"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			text, err := os.ReadFile("../" + tc.file)
+			require.NoError(t, err)
+			sites := string(text[strings.Index(string(text), "\n:8080 {"):]) // the harness brings its own global options
+			gateway, backend := harness.FreeLoopbackAddr(t), harness.FreeLoopbackAddr(t)
+			for _, r := range [][2]string{
+				{"reverse_proxy 127.0.0.1:9080", "reverse_proxy " + backend},
+				{":8080 {", "http://" + gateway + " {"},
+				{":9080 {", "http://" + backend + " {"},
+			} {
+				require.Contains(t, sites, r[0])
+				sites = strings.Replace(sites, r[0], r[1], 1)
+			}
+			harness.Start(t, sites, "")
+			pageIDs := func(a answer) []string {
+				if tc.records != "" {
+					return a.ids(t, tc.records)
+				}
+				return a.ids(t)
+			}
+			ids := toInts(t, walkDialectRetrying(t, "http://"+gateway, 1000, pageIDs))
+			assert.Greater(t, len(ids), 19000, "the whole list, give or take the churn")
+			assert.True(t, slices.IsSorted(ids) && len(slices.Compact(slices.Clone(ids))) == len(ids), "ascending, no duplicate")
+
+			byID := "&_sortField=id&_sortDir=ASC"
+			own := get(t, "http://"+backend+"/calls?"+tc.own+byID)
+			other := get(t, "http://"+backend+"/calls?"+tc.other+byID)
+			first := get(t, "http://"+backend+"/calls?_perPage=3"+byID)
+			require.Equal(t, http.StatusOK, own.status)
+			assert.NotEqual(t, pageIDs(first), pageIDs(own), "the backend reads its own names")
+			assert.Equal(t, pageIDs(first)[:1], pageIDs(other)[:1], "and ignores the client-facing ones")
 		})
 	}
 }
