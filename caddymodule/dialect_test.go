@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"encoding/json"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
@@ -195,4 +197,45 @@ func TestParsePageQueryDialect(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// FuzzParsePageQueryDialect checks, for backends paged by other names
+// (page[number]/page[size] and offset/limit), that whatever a client
+// sends, no forwarded parameter is one a backend may read as its own
+// paging names or under their root, however encoded, nor one of the
+// gateway's client-facing names.
+func FuzzParsePageQueryDialect(f *testing.F) {
+	common := []string{"_cursor", "_page", "_perpage", "_sortfield", "_sortdir", "_from", "_to"}
+	type subject struct {
+		g     *Gateway
+		owned []string // as backendName reads them
+	}
+	var subjects []subject
+	for _, d := range []legacy.Dialect{{Page: "page[number]", PerPage: "page[size]"}, {Offset: "offset", PerPage: "limit"}} {
+		g := testGateway()
+		g.dialect, g.backendOnly = d, backendOnlyParams(d)
+		g.shadowNames = shadowNames(url.Values{"_sortField": {"id"}, "_sortDir": {"ASC"}}, d)
+		owned := slices.Clone(common)
+		for _, name := range d.Params() {
+			owned = append(owned, backendName(name))
+		}
+		subjects = append(subjects, subject{g, owned})
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, s := range subjects {
+			q, err := s.g.parsePageQuery(raw)
+			if err != nil {
+				if _, ok := err.(*queryError); !ok {
+					t.Fatalf("error of type %T: %v", err, err)
+				}
+				continue
+			}
+			for pair := range strings.SplitSeq(q.forward, "&") {
+				k, _, _ := strings.Cut(pair, "=")
+				if name := backendName(k); slices.Contains(s.owned, name) {
+					t.Fatalf("%+v: forwarded %q, which a backend may read as %q, from %q", s.g.dialect, k, name, raw)
+				}
+			}
+		}
+	})
 }
