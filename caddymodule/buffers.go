@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"net/http"
 	"sync"
 
 	"github.com/helpdesk-gateway/gateway/legacy"
@@ -22,6 +23,23 @@ const maxPooledBuffer = 1 << 20
 type answerBuf struct {
 	raw  []byte
 	body legacy.Body
+
+	// answer is the sub-request's writer, kept with the buffer so that
+	// neither it nor its header map is made anew for each call.
+	answer capture
+}
+
+// newCapture readies the buffer's capture for a call: the body appends to
+// raw, and the header map of the last use is emptied and kept. Clearing
+// it leaves alone the value slices a client's response took from it.
+func (a *answerBuf) newCapture(limit int64) *capture {
+	h := a.answer.header
+	if h == nil {
+		h = make(http.Header)
+	}
+	clear(h)
+	a.answer = capture{header: h, limit: limit, body: a.raw[:0]}
+	return &a.answer
 }
 
 var (

@@ -38,9 +38,9 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"max_query_length 4KiB", Gateway{MaxQueryLength: 4096}},
 		{"max_filters 5", Gateway{MaxFilters: 5}},
 		{"max_filters_length 1KB", Gateway{MaxFiltersLength: 1000}},
-		{"status_codes open pending", Gateway{StatusCodes: []string{"open", "pending"}}},
-		{"channel_types email phone", Gateway{ChannelTypes: []string{"email", "phone"}}},
-		{"period_codes today yesterday", Gateway{PeriodCodes: []string{"today", "yesterday"}}},
+		{"status_codes C L", Gateway{StatusCodes: []string{"C", "L"}}},
+		{"channel_types E C", Gateway{ChannelTypes: []string{"E", "C"}}},
+		{"period_codes T Y", Gateway{PeriodCodes: []string{"T", "Y"}}},
 	} {
 		t.Run(tc.option, func(t *testing.T) {
 			var g Gateway
@@ -173,9 +173,9 @@ func TestAdaptShowsJSON(t *testing.T) {
 		max_query_length     4KiB
 		max_filters          5
 		max_filters_length   1KiB
-		status_codes         open closed
-		channel_types        email phone
-		period_codes         today last_7_days
+		status_codes         C L
+		channel_types        E C
+		period_codes         T L7D
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -215,9 +215,9 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"max_query_length": 4096,
 		"max_filters": 5,
 		"max_filters_length": 1024,
-		"status_codes": ["open", "closed"],
-		"channel_types": ["email", "phone"],
-		"period_codes": ["today", "last_7_days"]
+		"status_codes": ["C", "L"],
+		"channel_types": ["E", "C"],
+		"period_codes": ["T", "L7D"]
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
 }

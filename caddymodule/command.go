@@ -83,7 +83,11 @@ func filtersCheckCommand() *cobra.Command {
 		Long: `Checks a _filters value against the spec's parameters and operators, with
 the gateway's default limits (50 filters, 8 KiB). Without the code flags any
 status, channel_type and DP code is accepted, as in the gateway's default.
-Prints OK and the filters when valid; otherwise what is wrong, and exits 1.`,
+Prints OK and the filters when valid; otherwise what is wrong, and exits 1.
+
+` + wrapWords("The codes LiveAgent uses, as "+translate.CodesSource+" show them:", "") + `` + wrapCodes("status", translate.StatusCodes()) + wrapCodes("channel_type", translate.ChannelTypes()) +
+			wrapCodes("DP", translate.PeriodCodes()) + `
+Example: caddy helpdesk filters check '[["status","IN","C,L"],["date_created","DP","L7D"]]'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list, err := translate.NewFilterValidator(cfg).Parse(args[0])
@@ -106,9 +110,9 @@ Prints OK and the filters when valid; otherwise what is wrong, and exits 1.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.StatusCodes, "status-codes", nil, "allowed status codes, comma-separated (as status_codes)")
-	fl.StringSliceVar(&cfg.ChannelTypes, "channel-types", nil, "allowed channel_type codes, comma-separated (as channel_types)")
-	fl.StringSliceVar(&cfg.PeriodCodes, "period-codes", nil, "allowed DP period codes, comma-separated (as period_codes)")
+	fl.StringSliceVar(&cfg.StatusCodes, "status-codes", nil, "allowed status codes, comma-separated (as status_codes), e.g. "+strings.Join(translate.CodeValues(translate.StatusCodes()), ","))
+	fl.StringSliceVar(&cfg.ChannelTypes, "channel-types", nil, "allowed channel_type codes, comma-separated (as channel_types), e.g. "+strings.Join(translate.CodeValues(translate.ChannelTypes()), ","))
+	fl.StringSliceVar(&cfg.PeriodCodes, "period-codes", nil, "allowed DP period codes, comma-separated (as period_codes), e.g. "+strings.Join(translate.CodeValues(translate.PeriodCodes()), ","))
 	return cmd
 }
 
@@ -121,6 +125,43 @@ var flagNames = strings.NewReplacer(
 	"backend_offset_param", "--backend-offset-param",
 	"backend_sort", "--backend-sort",
 )
+
+// wrapCodes writes one parameter's codes for a help text: its name, then
+// "code meaning" items, wrapped between items and indented.
+func wrapCodes(param string, codes []translate.Code) string {
+	items := make([]string, len(codes))
+	for i, c := range codes {
+		items[i] = c.Code + " " + c.Meaning
+		if i < len(codes)-1 {
+			items[i] += ","
+		}
+	}
+	return wrapTokens(append([]string{"  " + param + ":"}, items...), "    ")
+}
+
+// wrapWords wraps a sentence at its spaces.
+func wrapWords(text, indent string) string { return wrapTokens(strings.Fields(text), indent) }
+
+// wrapTokens joins tokens with spaces into lines of at most 78 columns
+// where it can, the lines after the first indented by indent, and ends
+// the text with a newline.
+func wrapTokens(tokens []string, indent string) string {
+	var b strings.Builder
+	line := ""
+	for _, tok := range tokens {
+		switch {
+		case line == "":
+			line = tok
+		case len(line)+1+len(tok) > 78:
+			b.WriteString(line + "\n")
+			line = indent + tok
+		default:
+			line += " " + tok
+		}
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
 
 func verifyCommand() *cobra.Command {
 	var (

@@ -82,6 +82,18 @@ func TestHelpdeskCursorRoundTrip(t *testing.T) {
 	}
 }
 
+func TestHelpdeskFiltersCheckHelpNamesLiveAgentCodes(t *testing.T) {
+	stdout, _, err := runHelpdesk(t, "filters", "check", "--help")
+	require.NoError(t, err)
+	for _, want := range []string{
+		"Gpf_Data_Filter", "status: I init, N new", "C open", "L closed",
+		"channel_type: E email", "C call", "DP: T today", "L7D last 7 days", "LWW last working week",
+		"--status-codes strings", "e.g. I,N,T,P,R,X,B,A,C,W,L",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+}
+
 func TestHelpdeskFiltersCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -89,20 +101,21 @@ func TestHelpdeskFiltersCheck(t *testing.T) {
 		stdout  string
 		failure string
 	}{
-		{"list form", []string{`[["status","IN","open,pending"],["date_created","D>=","2024-01-31 13:45:00"]]`},
-			"OK: 2 filters\n  1. status IN \"open,pending\"\n  2. date_created D>= \"2024-01-31 13:45:00\"\n", ""},
+		{"list form", []string{`[["status","IN","C,L"],["date_created","D>=","2024-01-31 13:45:00"]]`},
+			"OK: 2 filters\n  1. status IN \"C,L\"\n  2. date_created D>= \"2024-01-31 13:45:00\"\n", ""},
 		{"object form gets its operators", []string{`{"subject":"printer","agentid":"4,5"}`},
 			"OK: 2 filters\n  1. subject E \"printer\"\n  2. agentid IN \"4,5\"\n", ""},
 		{"no filter", []string{`[]`}, "OK: no filters\n", ""},
 		{"one filter", []string{`{"search":"refund"}`}, "OK: 1 filter\n  1. search L \"refund\"\n", ""},
-		{"an operator not allowed", []string{`[["status","L","open"]]`}, "", `invalid _filters: filter 1 ("status"): operator "L" is not allowed; status takes E, IN, NI`},
+		{"an operator not allowed", []string{`[["status","L","C"]]`}, "", `invalid _filters: filter 1 ("status"): operator "L" is not allowed; status takes E, IN, NI`},
 		{"not filterable", []string{`{"owner_email":"a@b.c"}`}, "", `filter 1 ("owner_email"): owner_email cannot be used as a filter`},
 		{"not JSON", []string{`{status:open}`}, "", "invalid _filters"},
 		{"a bad date", []string{`[["date_created","D>","2024-02-30 00:00:00"]]`}, "", "not a real date-time"},
-		{"status codes from a flag", []string{"--status-codes", "open,closed", `{"status":"pending"}`}, "", `"pending" is not an allowed status code`},
-		{"allowed by the flag", []string{"--status-codes", "open,closed", `{"status":"closed"}`}, "OK: 1 filter\n  1. status E \"closed\"\n", ""},
-		{"channel types from a flag", []string{"--channel-types", "email", `{"channel_type":"fax"}`}, "", "channel"},
-		{"period codes from a flag", []string{"--period-codes", "today", `[["last_activity","DP","yesterday"]]`}, "", "yesterday"},
+		{"LiveAgent's period code", []string{`[["date_created","DP","L7D"]]`}, "OK: 1 filter\n  1. date_created DP \"L7D\"\n", ""},
+		{"status codes from a flag", []string{"--status-codes", "C,L", `{"status":"A"}`}, "", `"A" is not an allowed status code`},
+		{"allowed by the flag", []string{"--status-codes", "C,L", `{"status":"L"}`}, "OK: 1 filter\n  1. status E \"L\"\n", ""},
+		{"channel types from a flag", []string{"--channel-types", "E", `{"channel_type":"F"}`}, "", "channel"},
+		{"period codes from a flag", []string{"--period-codes", "T", `[["last_activity","DP","Y"]]`}, "", `"Y" is not a period code; DP takes one of T`},
 		{"without a value", nil, "", "accepts 1 arg(s), received 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

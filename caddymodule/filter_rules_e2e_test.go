@@ -20,7 +20,7 @@ import (
 func TestFiltersByteForByte(t *testing.T) {
 	c, _, rec := startGateway(t, reference.Config{Seed: 4, Records: 200}, "")
 	for _, rawQuery := range []string{
-		`_filters=[["status","IN","open,pending"]]`,
+		`_filters=[["status","IN","C,L"]]`,
 		`_filters={"subject":"printer"}&_perPage=5`,
 		`_perPage=50&_filters=%5B%5B%22subject%22%2C%22E%22%2C%22Printer+not%22%5D%5D&x=1`,
 		`_filters=%5b%5b%22subject%22,%22E%22,%22printer%20not%22%5d%5d`,
@@ -48,9 +48,9 @@ func TestFiltersByteForByte(t *testing.T) {
 func TestFilterErrorsEndToEnd(t *testing.T) {
 	c, _, rec := startGateway(t, reference.Config{Seed: 4, Records: 50}, "")
 	for _, tc := range []struct{ raw, message string }{
-		{`[["status","IN","open"],["status","L","open"]]`,
+		{`[["status","IN","C"],["status","L","C"]]`,
 			`invalid _filters: filter 2 ("status"): operator "L" is not allowed; status takes E, IN, NI`},
-		{`{"status":"open","date_created":"2024-01-01 00:00:00"}`,
+		{`{"status":"C","date_created":"2024-01-01 00:00:00"}`,
 			`invalid _filters: filter 2 ("date_created"): date_created has no equality operator, so the object form cannot use it; use the list form with D>, D<, D>=, D<= or DP, e.g. [["date_created","D>","2024-01-31 13:45:00"]]`},
 		{`[["owner_email","E","a@b.c"]]`,
 			`invalid _filters: filter 1 ("owner_email"): owner_email cannot be used as a filter; search covers the owner's details: [["search","L","<email>"]]`},
@@ -77,21 +77,22 @@ func TestFilterErrorsEndToEnd(t *testing.T) {
 func TestFilterCodeListsAndPlaces(t *testing.T) {
 	c, b, rec := startGateway(t,
 		reference.Config{Seed: 4, Records: 300, BasePath: "/api/v3", Now: func() time.Time { return time.Date(2025, 12, 31, 12, 0, 0, 0, time.UTC) }},
-		"base_path /api/v3\n\t\tcursor_endpoints /calls /phone_numbers\n\t\tfilter_endpoints /tickets /tickets/history\n\t\tstatus_codes open pending\n\t\tchannel_types email phone\n\t\tperiod_codes this_month last_month")
+		"base_path /api/v3\n\t\tcursor_endpoints /calls /phone_numbers\n\t\tfilter_endpoints /tickets /tickets/history\n\t\tstatus_codes C L\n\t\tchannel_types E C\n\t\tperiod_codes TM LM")
 	total := b.Len("tickets")
 	for _, tc := range []struct {
 		path, raw string
 		message   string // "" when valid
 	}{
-		{"/api/v3/tickets", `[["status","IN","open,pending"]]`, ""},
-		{"/api/v3/tickets", `{"status":"resolved"}`, `filter 1 ("status"): "resolved" is not an allowed status code; E takes one of open, pending`},
-		{"/api/v3/tickets", `[["channel_type","IN","email,phone"]]`, ""},
-		{"/api/v3/tickets", `[["channel_type","E","chat"]]`, `filter 1 ("channel_type"): "chat" is not an allowed channel type code; E takes one of email, phone`},
-		{"/api/v3/tickets", `[["date_created","DP","this_month"]]`, ""},
-		{"/api/v3/tickets", `[["m_datecreated","DP","today"]]`, `filter 1 ("m_datecreated"): "today" is not a period code; DP takes one of this_month, last_month`},
+		{"/api/v3/tickets", `[["status","IN","C,L"]]`, ""},
+		{"/api/v3/tickets", `{"status":"R"}`, `filter 1 ("status"): "R" is not an allowed status code; E takes one of C, L`},
+		{"/api/v3/tickets", `{"status":"c"}`, `filter 1 ("status"): "c" is not an allowed status code (codes are case-sensitive: "C"); E takes one of C, L`},
+		{"/api/v3/tickets", `[["channel_type","IN","E,C"]]`, ""},
+		{"/api/v3/tickets", `[["channel_type","E","F"]]`, `filter 1 ("channel_type"): "F" is not an allowed channel type code; E takes one of E, C`},
+		{"/api/v3/tickets", `[["date_created","DP","TM"]]`, ""},
+		{"/api/v3/tickets", `[["m_datecreated","DP","T"]]`, `filter 1 ("m_datecreated"): "T" is not a period code; DP takes one of TM, LM`},
 		{"/api/v3/tickets", `[["tags","E","any_tag_code"]]`, ""},
 		{"/api/v3/tickets/history", `[["status","L","x"]]`, `operator "L" is not allowed`},
-		{"/api/v3/tickets/history", `{"status":"open"}`, ""},
+		{"/api/v3/tickets/history", `{"status":"C"}`, ""},
 	} {
 		t.Run(tc.path+" "+tc.raw, func(t *testing.T) {
 			rec.reset()
@@ -114,7 +115,7 @@ func TestFilterCodeListsAndPlaces(t *testing.T) {
 	// Without the base path the gateway does not own /tickets: nothing is
 	// checked, the backend (which is under /api/v3) answers 404.
 	rec.reset()
-	a := get(t, c.URL+"/tickets?_filters="+url.QueryEscape(`{"status":"resolved"}`))
+	a := get(t, c.URL+"/tickets?_filters="+url.QueryEscape(`{"status":"R"}`))
 	assert.Equal(t, http.StatusNotFound, a.status)
 	assert.Len(t, rec.requests(), 1)
 }

@@ -96,6 +96,32 @@ type fetcher struct {
 	// held and peak are the bytes of the answers held now and at most:
 	// what a page in flight keeps of its backend answers.
 	held, peak int
+
+	// room backs the slices above for the first calls: a sequential walk
+	// makes one call a page, and four slices grown from nil were four
+	// allocations on every page (see useRoom).
+	room struct {
+		bodies  [2]*legacy.Body
+		headers [2]http.Header
+		queries [2]string
+		answers [2]*answerBuf
+	}
+}
+
+// useRoom points the fetcher's empty slices at its own room, once.
+func (f *fetcher) useRoom() {
+	if f.bodies == nil {
+		f.bodies = f.room.bodies[:0]
+	}
+	if f.headers == nil {
+		f.headers = f.room.headers[:0]
+	}
+	if f.queries == nil {
+		f.queries = f.room.queries[:0]
+	}
+	if f.answers == nil {
+		f.answers = f.room.answers[:0]
+	}
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
@@ -103,7 +129,16 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		// The engine plans such windows for offset backends only.
 		return translate.Batch{}, fmt.Errorf("window at offset %d of size %d is not a page the backend can be asked for", w.Start, w.Size)
 	}
-	query := string(f.g.dialect.AppendQuery(nil, f.forward, f.g.BackendSort, w))
+	f.useRoom()
+	// One string holds the request URI and, after its '?', the query:
+	// one allocation where building each apart took three. (The URI is
+	// what URL.RequestURI gives for a server request's path and query.)
+	var room [256]byte
+	path := f.r.URL.EscapedPath()
+	uri := append(room[:0], path...)
+	uri = append(uri, '?')
+	requestURI := string(f.g.dialect.AppendQuery(uri, f.forward, f.g.BackendSort, w))
+	query := requestURI[len(path)+1:]
 	f.queries = append(f.queries, query)
 	// Each call gets a fresh clone with its own query: the client's request
 	// must stay as it came for the calls after this one. It gets its own
@@ -115,7 +150,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	}
 	req := f.r.Clone(ctx)
 	req.URL.RawQuery = query
-	req.RequestURI = req.URL.RequestURI()
+	req.RequestURI = requestURI
 	req.Body = http.NoBody
 	req.ContentLength = 0
 	// The body is parsed here; Caddy's encode compresses the client's answer.
@@ -123,7 +158,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 
 	buf := answerPool.Get().(*answerBuf)
 	f.answers = append(f.answers, buf)
-	answer := newCapture(f.g.MaxBodySize, buf.raw[:0])
+	answer := buf.newCapture(f.g.MaxBodySize)
 	err := serveSubrequest(f.next, answer, req)
 	buf.raw = answer.body
 	f.held += len(buf.raw)

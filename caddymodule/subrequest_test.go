@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -45,4 +46,36 @@ func TestSubrequestsHaveVarsOfTheirOwn(t *testing.T) {
 	assert.NotEqual(t, seen[0], seen[1], "each sub-request has its own vars")
 	assert.NotEqual(t, reflect.ValueOf(clientVars).Pointer(), seen[0], "not the client's")
 	assert.Equal(t, map[string]any{"client": "kept"}, clientVars, "the client's vars are untouched")
+}
+
+// TestSubrequestURI: the request URI and the query of a sub-request are
+// built as one string; they must read as URL.RequestURI would give them,
+// with the client's path as it came (escaped) and its own parameters
+// first.
+func TestSubrequestURI(t *testing.T) {
+	for _, tc := range []struct{ target, forward, wantURI string }{
+		{"/calls?_perPage=2", "", "/calls?_sortField=id&_sortDir=ASC&_page=3&_perPage=2"},
+		{"/calls?status=open&_perPage=2", "status=open", "/calls?status=open&_sortField=id&_sortDir=ASC&_page=3&_perPage=2"},
+		{"/api/v3/tickets%2Fhistory?_perPage=2", "", "/api/v3/tickets%2Fhistory?_sortField=id&_sortDir=ASC&_page=3&_perPage=2"},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			var got *http.Request
+			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+				got = r
+				_, err := w.Write([]byte(`[{"id":1}]`))
+				return err
+			})
+			r := httptest.NewRequest(http.MethodGet, tc.target, nil)
+			g := &Gateway{IDField: "id", MaxBodySize: 1 << 20, BackendSort: defaultBackendSort}
+			f := &fetcher{g: g, r: r, next: next, forward: tc.forward}
+			defer f.release()
+			_, err := f.Fetch(t.Context(), translate.Window{Start: 4, Size: 2})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantURI, got.RequestURI)
+			assert.Equal(t, got.URL.RequestURI(), got.RequestURI, "as URL.RequestURI gives it")
+			assert.Equal(t, tc.wantURI[strings.IndexByte(tc.wantURI, '?')+1:], got.URL.RawQuery)
+			assert.Equal(t, []string{got.URL.RawQuery}, f.queries)
+			assert.Equal(t, tc.target, r.URL.RequestURI(), "the client's request is as it came")
+		})
+	}
 }

@@ -26,7 +26,24 @@ type scanner struct {
 	stack []byte // walk's open containers, '{' or '[', kept for reuse
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// class sorts bytes for the scanner's hot loops: one table load instead
+// of a chain of comparisons for each byte looked at.
+var class = func() (t [256]uint8) {
+	for _, c := range " \t\n\r" {
+		t[c] |= classSpace
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= classDigit
+	}
+	return t
+}()
+
+const (
+	classSpace = 1 << iota
+	classDigit
+)
+
+func isSpace(c byte) bool { return class[c]&classSpace != 0 }
 
 // space skips white space.
 func (s *scanner) space(i int) int {
@@ -49,7 +66,9 @@ func (s *scanner) value(i int) (int, bool) {
 }
 
 // walk scans the value at i, without recursion: one loop over the bytes,
-// the open containers on a stack. When key is set and the value is an
+// the open containers on a stack. White space is looked for only where
+// the byte found is not the one expected: answers are mostly compact, and
+// skipping none before every token was a fifth of the scan. When key is set and the value is an
 // object, it also returns the span [at, atEnd) of the value of its first
 // member named key, or -1s when there is none.
 func (s *scanner) walk(i int, key string) (end, at, atEnd int, ok bool) {
@@ -87,7 +106,9 @@ value:
 		}
 		goto value
 	case c == '-' || isDigit(c):
-		if i, ok = s.number(i); !ok {
+		if j := shortInt(d, i); j >= 0 {
+			i = j
+		} else if i, ok = s.number(i); !ok {
 			goto fail
 		}
 	case c == 't':
@@ -102,6 +123,9 @@ value:
 		if i, ok = s.literal(i, "null"); !ok {
 			goto fail
 		}
+	case isSpace(c):
+		i = s.space(i)
+		goto value
 	default:
 		goto fail
 	}
@@ -113,25 +137,35 @@ after: // a value ended just before i
 		s.stack = stack
 		return i, at, atEnd, true
 	}
-	i = s.space(i)
+separator: // after a value inside a container
 	if i >= len(d) {
 		goto fail
 	}
 	switch c := d[i]; {
 	case c == ',':
-		i = s.space(i + 1)
+		i++
 		if stack[len(stack)-1] == '{' {
 			goto member
 		}
 		goto value
-	case c != stack[len(stack)-1]+2:
+	case c == stack[len(stack)-1]+2:
+		stack = stack[:len(stack)-1]
+		i++
+		goto after
+	case isSpace(c):
+		i = s.space(i)
+		goto separator
+	}
+	goto fail
+member:
+	if i >= len(d) {
 		goto fail
 	}
-	stack = stack[:len(stack)-1]
-	i++
-	goto after
-member:
-	if i >= len(d) || d[i] != '"' {
+	if d[i] != '"' {
+		if isSpace(d[i]) {
+			i = s.space(i)
+			goto member
+		}
 		goto fail
 	}
 	keyAt = i
@@ -141,12 +175,20 @@ member:
 	if key != "" && at < 0 && len(stack) == 1 && keyIs(d[keyAt:i], esc, key) {
 		idOpen = true
 	}
-	i = s.space(i)
-	if i >= len(d) || d[i] != ':' {
+colon:
+	if i >= len(d) {
 		goto fail
 	}
-	i = s.space(i + 1)
+	if d[i] != ':' {
+		if isSpace(d[i]) {
+			i = s.space(i)
+			goto colon
+		}
+		goto fail
+	}
+	i++
 	if idOpen {
+		i = s.space(i)
 		at = i
 	}
 	goto value
@@ -238,7 +280,24 @@ func special(x uint64) uint64 {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isDigit(c byte) bool { return class[c]&classDigit != 0 }
+
+// shortInt returns the end of the number at i when it is plain digits
+// followed by a byte that cannot continue a number; else -1, and number
+// must scan it. A sign or a leading zero is left to number, which
+// refuses "01".
+func shortInt(d []byte, i int) int {
+	if d[i]-'1' > 8 { // a sign or a leading zero
+		return -1
+	}
+	for i < len(d) && isDigit(d[i]) {
+		i++
+	}
+	if i < len(d) && (d[i] == '.' || d[i] == 'e' || d[i] == 'E') {
+		return -1
+	}
+	return i
+}
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (s *scanner) number(i int) (int, bool) {

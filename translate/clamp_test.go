@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -268,4 +269,39 @@ func TestLongAnswers(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, "backend_max_per_page", be.Setting)
 	assert.Contains(t, err.Error(), "set backend_max_per_page 40 or more")
+}
+
+// TestClampedPagesReleaseOnlyWhatTheyDoNotUse walks backends that clamp
+// or ignore _perPage with a fetcher that scribbles over released answers:
+// the asked-again and re-read answers are released after their last use,
+// and no answer a page's records come from is.
+func TestClampedPagesReleaseOnlyWhatTheyDoNotUse(t *testing.T) {
+	ids := evenIDs(3000)
+	for _, q := range []backendQuirk{{name: "clamp 100", clampAt: 100}, {name: "fixed 40", fixed: 40}, {name: "clamp 137", clampAt: 137}} {
+		t.Run(q.name, func(t *testing.T) {
+			e := newEngine(1000, 1000)
+			base := q.list(ids)
+			for _, size := range []int{7, 39, 40, 41, 150, 400} {
+				cursor := ""
+				var got []int64
+				for {
+					l := &releasingList{memList: base} // call numbers are per page
+					pg, err := e.Page(context.Background(), l, Request{List: "l", After: cursor, Size: size})
+					require.NoError(t, err)
+					got = append(got, parseIDs(pg.IDs)...)
+					for _, rec := range pg.Records {
+						call, err := strconv.Atoi(string(rec))
+						require.NoError(t, err)
+						require.False(t, l.released[call], "%s: call %d gave the page records but was released", q.name, call)
+					}
+					require.Zero(t, l.twice)
+					if !pg.More {
+						break
+					}
+					cursor = pg.IDs[len(pg.IDs)-1]
+				}
+				require.Equal(t, ids, got, "%s at %d per page", q.name, size)
+			}
+		})
+	}
 }

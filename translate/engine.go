@@ -178,10 +178,11 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			// This call re-read the page before a held answer: if it
 			// still ends where it did, the held answer is adjacent.
 			p.held = nil
+			holds := p.edgeHolds(w, b)
 			if rel != nil {
 				rel.Release(call)
 			}
-			if !p.edgeHolds(w, b) {
+			if !holds {
 				if rel != nil {
 					rel.Release(h.call)
 				}
@@ -375,13 +376,14 @@ func (e *Engine) learn(list string, ids []string, start int, short bool) {
 	if short {
 		end = start + len(ids)
 	}
-	var run []sample
+	var room [2]sample // on the stack: the index copies what it keeps
+	run := room[:0]
 	switch n := len(ids); n {
 	case 0:
 	case 1:
-		run = []sample{{start, ids[0]}}
+		run = append(run, sample{start, ids[0]})
 	default:
-		run = []sample{{start, ids[0]}, {start + n - 1, ids[n-1]}}
+		run = append(run, sample{start, ids[0]}, sample{start + n - 1, ids[n-1]})
 	}
 	e.Index.learnAnswer(list, run, start+len(ids), end, answerIDs{start, ids})
 }

@@ -10,9 +10,9 @@ import (
 type FilterConfig struct {
 	MaxFilters   int      // default 50 when 0
 	MaxLength    int      // bytes of the raw _filters value; default 8192 when 0
-	StatusCodes  []string // allowed status codes; empty = any code
-	ChannelTypes []string // allowed channel_type codes; empty = any code
-	PeriodCodes  []string // allowed DP codes; empty = any short code
+	StatusCodes  []string // allowed status codes; empty = any code (LiveAgent's: StatusCodes)
+	ChannelTypes []string // allowed channel_type codes; empty = any code (LiveAgent's: ChannelTypes)
+	PeriodCodes  []string // allowed DP codes; empty = any short code (LiveAgent's: PeriodCodes)
 }
 
 // Defaults of FilterConfig's limits.
@@ -48,7 +48,7 @@ const (
 
 // Texts shared by several messages.
 const (
-	filterShapesHint        = `; send an object like {"status":"open"} or a list of triples like [["status","IN","open,pending"]]`
+	filterShapesHint        = `; send an object like {"status":"C"} or a list of triples like [["status","IN","C,L"]]`
 	filterTripleDescription = `["<parameter>","<operator>","<value>"]`
 )
 

@@ -6,11 +6,11 @@ import "testing"
 // typical value must cost a few microseconds and few allocations.
 
 func BenchmarkFilterValidate(b *testing.B) {
-	benchmarkFilter(b, `[["status","IN","open,pending"],["date_created","D>=","2024-01-01 00:00:00"],["subject","E","printer"]]`)
+	benchmarkFilter(b, `[["status","IN","C,L"],["date_created","D>=","2024-01-01 00:00:00"],["subject","E","printer"]]`)
 }
 
 func BenchmarkFilterValidateObject(b *testing.B) {
-	benchmarkFilter(b, `{"status":"open","subject":"printer","agentid":"12,34"}`)
+	benchmarkFilter(b, `{"status":"C","subject":"printer","agentid":"12,34"}`)
 }
 
 func BenchmarkFilterValidateEscapes(b *testing.B) {
@@ -19,7 +19,7 @@ func BenchmarkFilterValidateEscapes(b *testing.B) {
 
 func BenchmarkFilterReject(b *testing.B) {
 	v := NewFilterValidator(FilterConfig{})
-	raw := `[["status","IN","open,pending"],["status","L","open"]]`
+	raw := `[["status","IN","C,L"],["status","L","C"]]`
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := v.Parse(raw); err == nil {

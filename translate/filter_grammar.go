@@ -36,8 +36,8 @@ var filterKinds = [filterKindCount]struct{ name, plural, example, exampleList st
 	filterFieldValue: {"a value", "values", "blue", "blue,green"},
 	filterID:         {"an identifier", "identifiers", "42", "42,43"},
 	filterTag:        {"a tag code", "tag codes", "vip", "vip,urgent"},
-	filterStatus:     {"a status code", "status codes", "open", "open,pending"},
-	filterChannel:    {"a channel type code", "channel type codes", "email", "email,phone"},
+	filterStatus:     {"a status code", "status codes", "C", "C,L"},
+	filterChannel:    {"a channel type code", "channel type codes", "E", "E,C"},
 	filterDateTime:   {"a date-time", "date-times", "2024-01-31 13:45:00", ""},
 }
 
@@ -138,22 +138,12 @@ func filterObjectOp(ops []string) string {
 	return ""
 }
 
-// DefaultPeriodCodes returns the DP period codes the reference backend
-// understands. The gateway accepts any short code unless configured with a
-// list, since the spec does not name the codes.
-func DefaultPeriodCodes() []string {
-	return []string{
-		"today", "yesterday", "last_7_days", "last_30_days",
-		"this_week", "last_week", "this_month", "last_month", "this_year",
-	}
-}
-
 // filterCodes is a configured list of allowed codes. An empty list allows
 // any code of the right syntax.
 type filterCodes struct {
 	set  map[string]struct{}
 	all  []string
-	list string // "open, pending" for messages
+	list string // "C, L" for messages
 }
 
 func newFilterCodes(codes []string) filterCodes {
@@ -173,6 +163,18 @@ func (c filterCodes) allows(code string) bool {
 	}
 	_, ok := c.set[code]
 	return ok
+}
+
+// caseHint returns, for a code that is not allowed, a hint naming the
+// allowed code it matches but for case, or "": LiveAgent's codes are upper
+// case, and a client writing "c" for "C" should be told so.
+func (c filterCodes) caseHint(code string) string {
+	for _, allowed := range c.all {
+		if strings.EqualFold(allowed, code) {
+			return fmt.Sprintf(" (codes are case-sensitive: %q)", allowed)
+		}
+	}
+	return ""
 }
 
 // checkValue checks f.Value against the shape of f.Op and the kind of the
@@ -230,10 +232,10 @@ func (v *FilterValidator) checkValue(pos int, rule *filterRule, f *Filter) error
 	case filterShapePeriod:
 		if v.periods.set != nil {
 			if !v.periods.allows(f.Value) {
-				return fail("%s is not a period code; %s takes one of %s", filterQuote(f.Value), f.Op, v.periods.list)
+				return fail("%s is not a period code%s; %s takes one of %s", filterQuote(f.Value), v.periods.caseHint(f.Value), f.Op, v.periods.list)
 			}
 		} else if !filterIsShortCode(f.Value) {
-			return fail("%s is not a period code; %s takes a short code of 1 to 32 characters a-z, 0-9 and _, e.g. %q", filterQuote(f.Value), f.Op, "last_7_days")
+			return fail("%s is not a period code; %s takes a short code of 1 to 32 characters A-Z, a-z, 0-9 and _, such as LiveAgent's %s", filterQuote(f.Value), f.Op, filterPeriodList)
 		}
 	}
 	return nil
@@ -252,8 +254,8 @@ func (v *FilterValidator) itemProblem(kind filterKind, s string) string {
 		if problem := filterTokenProblem(s); problem != "" {
 			return "is not " + filterKinds[kind].name + " (" + problem + ")"
 		}
-		if !v.codes[kind].allows(s) {
-			return "is not an allowed " + strings.TrimPrefix(filterKinds[kind].name, "a ")
+		if codes := v.codes[kind]; !codes.allows(s) {
+			return "is not an allowed " + strings.TrimPrefix(filterKinds[kind].name, "a ") + codes.caseHint(s)
 		}
 	}
 	return ""
@@ -358,14 +360,19 @@ func filterDateTimeProblem(s string) string {
 	return ""
 }
 
+// filterPeriodList names LiveAgent's period codes in messages.
+var filterPeriodList = strings.Join(CodeValues(periodCodes), ", ")
+
 // filterIsShortCode reports whether s is a short period code: 1 to 32
-// characters of a-z, 0-9 and _.
+// characters of A-Z, a-z, 0-9 and _. Upper case is LiveAgent's (L7D);
+// lower case stays accepted, since the gateway never knew the codes and
+// took any such word before it was told LiveAgent's.
 func filterIsShortCode(s string) bool {
 	if s == "" || len(s) > filterMaxPeriod {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
 			return false
 		}
 	}

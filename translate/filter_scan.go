@@ -75,7 +75,7 @@ func (sc *filterScanner) triple() (Filter, error) {
 	switch sc.peek() {
 	case '[':
 	case '"':
-		return Filter{}, sc.fail(`each filter is a triple in its own array, the whole value a list of them: [["status","E","open"]]`)
+		return Filter{}, sc.fail(`each filter is a triple in its own array, the whole value a list of them: [["status","E","C"]]`)
 	default:
 		return Filter{}, sc.fail("expected a triple %s, found %s", filterTripleDescription, sc.found())
 	}

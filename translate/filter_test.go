@@ -50,7 +50,7 @@ func filterValidValue(param, op string) string {
 	case "D>", "D<", "D>=", "D<=":
 		return "2024-02-29 23:59:59"
 	case "DP":
-		return "last_7_days"
+		return "L7D"
 	case "L", "NL":
 		return "print"
 	}
@@ -90,11 +90,11 @@ func TestFilterEveryParameterAndOperator(t *testing.T) {
 		for _, op := range specFilterAllOps {
 			t.Run(param+" "+op, func(t *testing.T) {
 				value := filterValidValue(param, op)
-				raw := fmt.Sprintf(`[["status","IN","open"],[%q,%q,%q]]`, param, op, value)
+				raw := fmt.Sprintf(`[["status","IN","C"],[%q,%q,%q]]`, param, op, value)
 				got, err := v.Parse(raw)
 				if strings.Contains(" "+ops+" ", " "+op+" ") {
 					require.NoError(t, err)
-					assert.Equal(t, []Filter{{"status", "IN", "open"}, {param, op, value}}, got)
+					assert.Equal(t, []Filter{{"status", "IN", "C"}, {param, op, value}}, got)
 					return
 				}
 				fe := requireFilterError(t, err, "operator", 2, param)
@@ -136,7 +136,7 @@ func TestFilterEveryOperatorRefusesBadValues(t *testing.T) {
 		for _, op := range strings.Fields(ops) {
 			t.Run(param+" "+op, func(t *testing.T) {
 				value := filterInvalidValue(param, op)
-				raw := fmt.Sprintf(`[["status","IN","open"],[%q,%q,"%s"]]`, param, op, value)
+				raw := fmt.Sprintf(`[["status","IN","C"],[%q,%q,"%s"]]`, param, op, value)
 				_, err := v.Parse(raw)
 				fe := requireFilterError(t, err, "value", 2, param)
 				if !strings.Contains(fe.Message, "control character") { // refused whatever the operator
@@ -190,26 +190,26 @@ func TestFilterObjectForm(t *testing.T) {
 	}
 	for param := range specFilterDateParams {
 		t.Run(param, func(t *testing.T) {
-			_, err := v.Parse(fmt.Sprintf(`{"status":"open", %q:"2024-01-01 00:00:00"}`, param))
+			_, err := v.Parse(fmt.Sprintf(`{"status":"C", %q:"2024-01-01 00:00:00"}`, param))
 			fe := requireFilterError(t, err, "operator", 2, param)
 			assert.Contains(t, fe.Message, "use the list form with D>, D<, D>=, D<= or DP")
 		})
 	}
 
-	got, err := v.Parse(` { "status" : "open" , "subject":"printer" } `)
+	got, err := v.Parse(` { "status" : "C" , "subject":"printer" } `)
 	require.NoError(t, err)
-	assert.Equal(t, []Filter{{"status", "E", "open"}, {"subject", "E", "printer"}}, got)
+	assert.Equal(t, []Filter{{"status", "E", "C"}, {"subject", "E", "printer"}}, got)
 
-	_, err = v.Parse(`{"status":"open","subject":"a","st\u0061tus":"closed"}`)
+	_, err = v.Parse(`{"status":"C","subject":"a","st\u0061tus":"L"}`)
 	fe := requireFilterError(t, err, "syntax", 3, "status")
 	assert.Contains(t, fe.Message, "filters 1 and 3")
 }
 
 func TestFilterValues(t *testing.T) {
 	lists := FilterConfig{
-		StatusCodes:  []string{"open", "pending", "closed"},
-		ChannelTypes: []string{"email", "phone"},
-		PeriodCodes:  DefaultPeriodCodes(),
+		StatusCodes:  []string{"C", "L", "R"},
+		ChannelTypes: []string{"E", "C"},
+		PeriodCodes:  CodeValues(PeriodCodes()),
 	}
 	for _, tc := range []struct {
 		name  string
@@ -238,10 +238,10 @@ func TestFilterValues(t *testing.T) {
 		{name: "list of words", param: "subject", op: "IN", value: "printer,paper jam"},
 		{name: "list item too long", param: "s_category", op: "IN", value: "1," + strings.Repeat("9", 65), want: []string{"item 2", "longer than 64 bytes"}},
 
-		{name: "single code with comma", param: "status", op: "E", value: "open,closed", want: []string{"E takes a single value, not a list; for several use IN", `[["status","IN","open,pending"]]`}},
+		{name: "single code with comma", param: "status", op: "E", value: "C,L", want: []string{"E takes a single value, not a list; for several use IN", `[["status","IN","C,L"]]`}},
 		{name: "single tag with comma", param: "tags", op: "E", value: "a,b", want: []string{"for several use CY"}},
 		{name: "single id with comma", param: "sla_levelid", op: "NE", value: "1,2", want: []string{"NE takes a single value, not a list"}},
-		{name: "single code with space", param: "channel_type", op: "E", value: "e mail", want: []string{`"e mail" is not a channel type code (it contains a space); E takes a channel type code, e.g. "email"`}},
+		{name: "single code with space", param: "channel_type", op: "E", value: "e mail", want: []string{`"e mail" is not a channel type code (it contains a space); E takes a channel type code, e.g. "E"`}},
 		{name: "subject with comma", param: "subject", op: "E", value: "paper, jam"},
 		{name: "subject empty", param: "subject", op: "E", value: "", want: []string{`the value is empty; E takes text, e.g. "printer"`}},
 		{name: "search empty", param: "search", op: "L", value: "", want: []string{"the value is empty"}},
@@ -265,20 +265,25 @@ func TestFilterValues(t *testing.T) {
 		{name: "date with sign", param: "date_created", op: "D>=", value: "+024-01-02 10:00:00", want: []string{"is not a date-time"}},
 		{name: "date empty", param: "date_created", op: "D>=", value: "", want: []string{`"" is not a date-time`}},
 
+		{name: "DP LiveAgent code", param: "date_created", op: "DP", value: "L7D"},
 		{name: "DP any short code", param: "date_created", op: "DP", value: "last_90_days"},
-		{name: "DP upper case", param: "date_created", op: "DP", value: "Today", want: []string{`"Today" is not a period code; DP takes a short code of 1 to 32 characters a-z, 0-9 and _`}},
+		{name: "DP mixed case", param: "date_created", op: "DP", value: "Today"},
+		{name: "DP with a dash", param: "date_created", op: "DP", value: "last-7", want: []string{`"last-7" is not a period code; DP takes a short code of 1 to 32 characters A-Z, a-z, 0-9 and _, such as LiveAgent's T, Y, L7D, L30D, L90D, TW, LW, L2W, LWW, TM, LM, TY, LY`}},
 		{name: "DP too long", param: "date_created", op: "DP", value: strings.Repeat("a", 33), want: []string{"is not a period code"}},
 		{name: "DP empty", param: "date_created", op: "DP", value: "", want: []string{`"" is not a period code`}},
-		{name: "DP listed", cfg: lists, param: "m_datecreated", op: "DP", value: "this_week"},
-		{name: "DP not listed", cfg: lists, param: "m_datecreated", op: "DP", value: "last_90_days", want: []string{`"last_90_days" is not a period code; DP takes one of today, yesterday, last_7_days, last_30_days, this_week, last_week, this_month, last_month, this_year`}},
+		{name: "DP listed", cfg: lists, param: "m_datecreated", op: "DP", value: "TW"},
+		{name: "DP not listed", cfg: lists, param: "m_datecreated", op: "DP", value: "last_90_days", want: []string{`"last_90_days" is not a period code; DP takes one of T, Y, L7D, L30D, L90D, TW, LW, L2W, LWW, TM, LM, TY, LY`}},
+		{name: "DP listed but for case", cfg: lists, param: "date_created", op: "DP", value: "l7d", want: []string{`"l7d" is not a period code (codes are case-sensitive: "L7D"); DP takes one of T, Y`}},
 
+		{name: "status LiveAgent code", param: "status", op: "E", value: "C"},
 		{name: "status any code", param: "status", op: "E", value: "waiting_for_customer"},
-		{name: "status listed", cfg: lists, param: "status", op: "NI", value: "open,closed"},
-		{name: "status not listed", cfg: lists, param: "status", op: "E", value: "opened", want: []string{`"opened" is not an allowed status code; E takes one of open, pending, closed`}},
-		{name: "status list item not listed", cfg: lists, param: "status", op: "IN", value: "open,opened", want: []string{`item 2 of the IN list, "opened", is not an allowed status code; IN takes a comma-separated list of open, pending, closed`}},
-		{name: "status list hint uses listed codes", cfg: lists, param: "status", op: "E", value: "a,b", want: []string{`[["status","IN","open,pending"]]`}},
-		{name: "channel listed", cfg: lists, param: "channel_type", op: "IN", value: "phone,email"},
-		{name: "channel not listed", cfg: lists, param: "channel_type", op: "E", value: "fax", want: []string{`"fax" is not an allowed channel type code; E takes one of email, phone`}},
+		{name: "status listed", cfg: lists, param: "status", op: "NI", value: "C,L"},
+		{name: "status not listed", cfg: lists, param: "status", op: "E", value: "open", want: []string{`"open" is not an allowed status code; E takes one of C, L, R`}},
+		{name: "status listed but for case", cfg: lists, param: "status", op: "E", value: "c", want: []string{`"c" is not an allowed status code (codes are case-sensitive: "C"); E takes one of C, L, R`}},
+		{name: "status list item not listed", cfg: lists, param: "status", op: "IN", value: "C,X", want: []string{`item 2 of the IN list, "X", is not an allowed status code; IN takes a comma-separated list of C, L, R`}},
+		{name: "status list hint uses listed codes", cfg: lists, param: "status", op: "E", value: "a,b", want: []string{`[["status","IN","C,L"]]`}},
+		{name: "channel listed", cfg: lists, param: "channel_type", op: "IN", value: "C,E"},
+		{name: "channel not listed", cfg: lists, param: "channel_type", op: "E", value: "F", want: []string{`"F" is not an allowed channel type code; E takes one of E, C`}},
 		{name: "tags unaffected by lists", cfg: lists, param: "tags", op: "E", value: "fax"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,7 +331,7 @@ func TestFilterParameters(t *testing.T) {
 		})
 	}
 
-	_, err := v.Parse(`[["status","e","open"]]`)
+	_, err := v.Parse(`[["status","e","C"]]`)
 	fe := requireFilterError(t, err, "operator", 1, "status")
 	assert.Contains(t, fe.Message, `operator "e" is not allowed (operators are upper case); status takes E, IN, NI`)
 }
@@ -404,31 +409,31 @@ func TestFilterSyntax(t *testing.T) {
 		{`{}}`, 0, "", `found "}" after the end`},
 		{`[`, 1, "", "expected a triple"},
 		{`[[`, 1, "", "the parameter must be a JSON string, found the end of the value"},
-		{`["status","E","open"]`, 1, "", `each filter is a triple in its own array`},
+		{`["status","E","C"]`, 1, "", `each filter is a triple in its own array`},
 		{`[[]]`, 1, "", "this one is empty"},
 		{`[["status"]]`, 1, "status", "this one has 1 items"},
 		{`[["status","E"]]`, 1, "status", "this one has 2 items"},
-		{`[["status","E","open","x"]]`, 1, "status", "this one has more than 3 items"},
-		{`[["status","E","open"],["subject","E"]]`, 2, "subject", "this one has 2 items"},
+		{`[["status","E","C","x"]]`, 1, "status", "this one has more than 3 items"},
+		{`[["status","E","C"],["subject","E"]]`, 2, "subject", "this one has 2 items"},
 		{`[["status","E",1]]`, 1, "status", "the value must be a JSON string, found a number"},
 		{`[["status","E",null]]`, 1, "status", "found null"},
 		{`[["status","E",true]]`, 1, "status", "found a boolean"},
-		{`[["status","E",["open"]]]`, 1, "status", "found a list"},
-		{`[["status",{},"open"]]`, 1, "status", "the operator must be a JSON string, found an object"},
-		{`[[1,"E","open"]]`, 1, "", "the parameter must be a JSON string, found a number"},
-		{`[["status","E","open"],]`, 2, "", `expected a triple ["<parameter>","<operator>","<value>"], found "]"`},
-		{`[["status","E","open"] ["a","b","c"]]`, 1, "status", `expected "," or "]" after the filter, found a list`},
-		{`[["status" "E","open"]]`, 1, "status", `expected "," or "]" in the triple, found a string`},
+		{`[["status","E",["C"]]]`, 1, "status", "found a list"},
+		{`[["status",{},"C"]]`, 1, "status", "the operator must be a JSON string, found an object"},
+		{`[[1,"E","C"]]`, 1, "", "the parameter must be a JSON string, found a number"},
+		{`[["status","E","C"],]`, 2, "", `expected a triple ["<parameter>","<operator>","<value>"], found "]"`},
+		{`[["status","E","C"] ["a","b","c"]]`, 1, "status", `expected "," or "]" after the filter, found a list`},
+		{`[["status" "E","C"]]`, 1, "status", `expected "," or "]" in the triple, found a string`},
 		{`{"status":1}`, 1, "status", "the value must be a JSON string, found a number"},
 		{`{"status":{"x":"y"}}`, 1, "status", "found an object"},
 		{`{"status":null}`, 1, "status", "found null"},
-		{`{"status" "open"}`, 1, "status", `expected ":" after the parameter name`},
-		{`{"status":"open",}`, 2, "", "the parameter name must be a JSON string"},
-		{`{status:"open"}`, 1, "", `the parameter name must be a JSON string, found "s"`},
+		{`{"status" "C"}`, 1, "status", `expected ":" after the parameter name`},
+		{`{"status":"C",}`, 2, "", "the parameter name must be a JSON string"},
+		{`{status:"C"}`, 1, "", `the parameter name must be a JSON string, found "s"`},
 		{`{'status':'open'}`, 1, "", `found "'"`},
-		{`{"status":"open"`, 1, "status", `expected "," or "}" after the filter, found the end of the value`},
-		{`[["status","E","open`, 1, "status", "a string is not closed"},
-		{`[["status","E","open\`, 1, "status", "a string is not closed"},
+		{`{"status":"C"`, 1, "status", `expected "," or "}" after the filter, found the end of the value`},
+		{`[["status","E","C`, 1, "status", "a string is not closed"},
+		{`[["status","E","C\`, 1, "status", "a string is not closed"},
 		{"[[\"status\",\"E\",\"op\nen\"]]", 1, "status", "a control character in a string must be escaped"},
 		{"[[\"status\",\"E\",\"op\xffen\"]]", 1, "status", "not valid UTF-8"},
 		{"[[\"status\",\"E\",\"\xed\xa0\x80\"]]", 1, "status", "not valid UTF-8"},
@@ -445,7 +450,7 @@ func TestFilterSyntax(t *testing.T) {
 			_, err := v.Parse(tc.raw)
 			fe := requireFilterError(t, err, "syntax", tc.pos, tc.param)
 			assert.Contains(t, fe.Message, tc.want)
-			assert.Contains(t, fe.Message, `send an object like {"status":"open"} or a list of triples like [["status","IN","open,pending"]]`)
+			assert.Contains(t, fe.Message, `send an object like {"status":"C"} or a list of triples like [["status","IN","C,L"]]`)
 			if tc.pos == 0 {
 				assert.True(t, strings.HasPrefix(fe.Message, "_filters: "), fe.Message)
 			}
@@ -497,15 +502,15 @@ func TestFilterLongValueIsCutInMessages(t *testing.T) {
 }
 
 func TestFilterValidatorIsSafeForConcurrentUse(t *testing.T) {
-	v := NewFilterValidator(FilterConfig{StatusCodes: []string{"open"}})
+	v := NewFilterValidator(FilterConfig{StatusCodes: []string{"C"}})
 	done := make(chan struct{})
 	for range 8 {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for range 200 {
-				_, err := v.Parse(`{"status":"open","date_created":"x"}`)
+				_, err := v.Parse(`{"status":"C","date_created":"x"}`)
 				assert.Error(t, err)
-				_, err = v.Parse(`[["status","IN","open"],["date_created","DP","today"]]`)
+				_, err = v.Parse(`[["status","IN","C"],["date_created","DP","T"]]`)
 				assert.NoError(t, err)
 			}
 		}()
@@ -516,9 +521,9 @@ func TestFilterValidatorIsSafeForConcurrentUse(t *testing.T) {
 }
 
 func TestFilterConfigIsCopied(t *testing.T) {
-	codes := []string{"open"}
+	codes := []string{"C"}
 	v := NewFilterValidator(FilterConfig{StatusCodes: codes})
-	codes[0] = "closed"
-	_, err := v.Parse(`{"status":"open"}`)
+	codes[0] = "L"
+	_, err := v.Parse(`{"status":"C"}`)
 	assert.NoError(t, err)
 }

@@ -183,7 +183,13 @@ func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
 	// Ids of run are cloned: they usually point into a response body,
 	// which must not stay alive for as long as the index remembers its ids.
 	// Kept samples are the index's own already.
-	fresh := make([]sample, 0, len(run)+j-i)
+	// fresh is copied into samples below, so for the few samples of a
+	// sequential walk's answer it lives on the stack.
+	var room [8]sample
+	fresh := room[:0]
+	if n := len(run) + j - i; n > len(room) {
+		fresh = make([]sample, 0, n)
+	}
 	old := samples[i:j]
 	for _, s := range run {
 		for len(old) > 0 && old[0].off <= s.off {

@@ -29,8 +29,23 @@ type Config struct {
 	List     string        // the walked list, a cursor endpoint
 	Seed     uint64
 
-	// Profile, when set, receives a CPU profile of the whole run.
+	// Profile, when set, receives a CPU profile of the whole run (in
+	// process only).
 	Profile io.Writer
+
+	// Processes runs the backend, the proxy and the gateway each as its own
+	// Caddy process, built from cmd/caddy into a temp dir, and reads each
+	// one's CPU and allocations apart; this process is only the clients.
+	Processes bool
+	// ProfileDir, in the process mode, receives a CPU profile of the proxy
+	// and the gateway process for each of their slices, taken through the
+	// admin endpoint: <target>-c<clients>-pp<perPage>-r<round>.pprof.
+	ProfileDir string
+	// Baseline, in the process mode, is a Caddy binary with the gateway
+	// built from other sources (say, the commit before a change): with the
+	// target baseline among Targets it runs as a fourth process, walked as
+	// the gateway is, so a before and an after share one run.
+	Baseline string
 }
 
 func defaultConfig() Config {
@@ -57,9 +72,15 @@ const (
 	Proxy
 	// Gateway is the backend behind helpdesk_gateway and reverse_proxy.
 	Gateway
+	// Baseline is Gateway as built from another binary (Config.Baseline,
+	// process mode only): a before beside the after, in one run.
+	Baseline
 )
 
-var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway"}
+var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline"}
+
+// walksByCursor reports whether the target is a gateway, walked by cursor.
+func (t Target) walksByCursor() bool { return t == Gateway || t == Baseline }
 
 func (t Target) String() string { return targetNames[t] }
 
@@ -75,6 +96,8 @@ var caddyfiles = map[Target]string{
 	Gateway: "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n",
 }
 
+func init() { caddyfiles[Baseline] = caddyfiles[Gateway] }
+
 // Result is the outcome of one measured phase.
 type Result struct {
 	Target  Target
@@ -88,8 +111,15 @@ type Result struct {
 	Served   int64 // records the clients received
 	P50, P99 time.Duration
 
-	CPU   time.Duration // user+system CPU time of the whole process
-	Alloc uint64        // bytes allocated by the whole process
+	// In process: the whole process's (clients, Caddy and backend).
+	// Processes: the target's own process's.
+	CPU     time.Duration // user+system CPU time
+	Alloc   uint64        // bytes allocated
+	Mallocs uint64        // heap objects allocated (processes only)
+
+	// Processes only: the backend process's CPU while this target was
+	// driven (for the backend target, its own), and the clients'.
+	BackendCPU, ClientCPU time.Duration
 
 	Calls   int64 // list requests that reached the backend
 	Fetched int64 // records the backend sent
@@ -101,25 +131,42 @@ type Report struct {
 	Results []Result
 }
 
+// stage is what the clients drive: the targets in this process, or as
+// processes of their own.
+type stage interface {
+	// phase warms target up, measures it for d with clients walking pages
+	// of perPage, and returns the counts and the latency of every request.
+	phase(ctx context.Context, target Target, clients, perPage, round int, d time.Duration) (Result, []time.Duration, error)
+	close()
+}
+
 // Run starts the backend and drives each target in turn, for every
 // number of clients and page size. The targets take turns in cfg.Rounds
 // slices of cfg.Duration/cfg.Rounds each, their order rotating, so that a
 // machine busy with other work slows each alike. Progress goes to log.
 func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
+	if slices.Contains(cfg.Targets, Baseline) && (!cfg.Processes || cfg.Baseline == "") {
+		return nil, errors.New("the baseline target needs the process mode and a baseline binary")
+	}
 	if cfg.Duration <= 0 || cfg.Rounds < 1 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
 		return nil, errors.New("nothing to run: set a duration, rounds, records, clients, page sizes and targets")
 	}
-	be := reference.New(reference.Config{Seed: cfg.Seed, Records: cfg.Records})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var (
+		st  stage
+		err error
+	)
+	if cfg.Processes {
+		fmt.Fprintln(log, "building cmd/caddy and starting the backend, proxy and gateway processes")
+		st, err = startProcesses(ctx, cfg)
+	} else {
+		st, err = startInProcess(cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: be, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	backendURL := "http://" + ln.Addr().String()
+	defer st.close()
 
-	if cfg.Profile != nil {
+	if cfg.Profile != nil && !cfg.Processes {
 		if err := pprof.StartCPUProfile(cfg.Profile); err != nil {
 			return nil, err
 		}
@@ -140,7 +187,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 						return rep, err
 					}
 					fmt.Fprintf(log, " %s", target)
-					r, l, err := phase(ctx, cfg, be, backendURL, target, clients, perPage, slice)
+					r, l, err := st.phase(ctx, target, clients, perPage, round, slice)
 					if err != nil {
 						return rep, fmt.Errorf("%s, %d clients, perPage %d: %w", target, clients, perPage, err)
 					}
@@ -172,36 +219,47 @@ func (r *Result) add(s Result) {
 	r.Served += s.Served
 	r.CPU += s.CPU
 	r.Alloc += s.Alloc
+	r.Mallocs += s.Mallocs
+	r.BackendCPU += s.BackendCPU
+	r.ClientCPU += s.ClientCPU
 	r.Calls += s.Calls
 	r.Fetched += s.Fetched
 }
 
-// phase starts the target, warms it up, measures it for d and returns the
-// counts and the latency of every request.
-func phase(ctx context.Context, cfg Config, be *reference.Backend, backendURL string, target Target, clients, perPage int, d time.Duration) (Result, []time.Duration, error) {
-	base := backendURL
+// inProcess is the stage of the first mode: the backend in this process,
+// and a fresh in-process Caddy for each slice of the proxy and the gateway.
+type inProcess struct {
+	cfg        Config
+	be         *reference.Backend
+	srv        *http.Server
+	backendURL string
+}
+
+func startInProcess(cfg Config) (*inProcess, error) {
+	be := reference.New(reference.Config{Seed: cfg.Seed, Records: cfg.Records})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: be, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &inProcess{cfg: cfg, be: be, srv: srv, backendURL: "http://" + ln.Addr().String()}, nil
+}
+
+func (s *inProcess) close() { _ = s.srv.Close() }
+
+func (s *inProcess) phase(ctx context.Context, target Target, clients, perPage, _ int, d time.Duration) (Result, []time.Duration, error) {
+	cfg, be := s.cfg, s.be
+	base := s.backendURL
 	if target != Backend {
-		c, err := harness.Run(caddyfiles[target], backendURL)
+		c, err := harness.Run(caddyfiles[target], s.backendURL)
 		if err != nil {
 			return Result{}, nil, err
 		}
 		defer c.Close()
 		base = c.URL
 	}
-	dr := &driver{
-		base:    base + "/" + cfg.List,
-		cursor:  target == Gateway,
-		perPage: perPage,
-		records: cfg.Records,
-		client: &http.Client{
-			Timeout: 10 * time.Second,
-			Transport: &http.Transport{
-				Proxy:               nil,
-				MaxIdleConnsPerHost: clients,
-				DisableCompression:  true,
-			},
-		},
-	}
+	dr := newDriver(cfg, base, target, clients, perPage)
 	defer dr.client.CloseIdleConnections()
 	if cfg.Warmup > 0 {
 		dr.run(ctx, clients, cfg.Warmup)
@@ -226,24 +284,47 @@ func phase(ctx context.Context, cfg Config, be *reference.Backend, backendURL st
 		return Result{}, nil, err
 	}
 	runtime.ReadMemStats(&ms)
-	r := Result{
-		Target:   target,
-		Clients:  clients,
-		PerPage:  perPage,
-		Elapsed:  elapsed,
-		Requests: load.requests,
-		Errors:   load.errors,
-		Bytes:    load.bytes,
-		Served:   load.served,
-		CPU:      cpu1 - cpu0,
-		Alloc:    ms.TotalAlloc - alloc0,
-		Calls:    be.Requests(cfg.List) - calls0,
-		Fetched:  be.Served(cfg.List) - fetched0,
-	}
+	r := load.result(target, clients, perPage, elapsed)
+	r.CPU = cpu1 - cpu0
+	r.Alloc = ms.TotalAlloc - alloc0
+	r.Calls = be.Requests(cfg.List) - calls0
+	r.Fetched = be.Served(cfg.List) - fetched0
 	if load.firstError != nil {
 		return r, nil, fmt.Errorf("%d failed requests, the first: %w", load.errors, load.firstError)
 	}
 	return r, load.latencies, nil
+}
+
+// newDriver returns the clients of one phase against base.
+func newDriver(cfg Config, base string, target Target, clients, perPage int) *driver {
+	return &driver{
+		base:    base + "/" + cfg.List,
+		cursor:  target.walksByCursor(),
+		perPage: perPage,
+		records: cfg.Records,
+		client: &http.Client{
+			Timeout: 10 * time.Second,
+			Transport: &http.Transport{
+				Proxy:               nil,
+				MaxIdleConnsPerHost: clients,
+				DisableCompression:  true,
+			},
+		},
+	}
+}
+
+// result is the counts of a load as a Result.
+func (l load) result(target Target, clients, perPage int, elapsed time.Duration) Result {
+	return Result{
+		Target:   target,
+		Clients:  clients,
+		PerPage:  perPage,
+		Elapsed:  elapsed,
+		Requests: l.requests,
+		Errors:   l.errors,
+		Bytes:    l.bytes,
+		Served:   l.served,
+	}
 }
 
 // percentile returns the q-quantile of sorted latencies, nearest rank.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -47,7 +50,7 @@ func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	rep.Write(&out)
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
-	assert.Contains(t, out.String(), "The gateway against the plain proxy")
+	assert.Contains(t, out.String(), "against the plain proxy")
 }
 
 // TestSamePages checks what the bench compares: a cursor walk through the
@@ -96,4 +99,90 @@ func TestFaultsAreCounted(t *testing.T) {
 	assert.Positive(t, l.errors)
 	require.Error(t, l.firstError)
 	assert.Contains(t, l.firstError.Error(), "502 Bad Gateway")
+}
+
+// TestRunProcesses runs the process mode briefly: the backend, the proxy
+// and the gateway each a Caddy process built from cmd/caddy. Every figure
+// must be a count the processes really reported: CPU from /proc, and
+// allocations from /debug/vars, for the target and the backend alike, and
+// the gateway's own count of one backend call per page.
+func TestRunProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load bench: builds cmd/caddy")
+	}
+	cfg := defaultConfig()
+	cfg.Processes = true
+	// The baseline is the same build here: a fourth process, walked as the
+	// gateway is, to show the before-and-after mode works.
+	var err error
+	cfg.Baseline, err = buildCaddy(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	cfg.Targets = []Target{Backend, Proxy, Gateway, Baseline}
+	cfg.Duration, cfg.Rounds, cfg.Warmup = time.Second, 2, 100*time.Millisecond
+	cfg.Clients, cfg.Records = []int{2}, 1005
+	cfg.ProfileDir = t.TempDir()
+	var log bytes.Buffer
+	rep, err := Run(t.Context(), cfg, &log)
+	require.NoError(t, err, log.String())
+	require.Len(t, rep.Results, len(cfg.PerPages)*len(cfg.Targets))
+	for _, r := range rep.Results {
+		name := fmt.Sprintf("%s perPage %d", r.Target, r.PerPage)
+		assert.Positive(t, r.Requests, name)
+		assert.Zero(t, r.Errors, name)
+		assert.Positive(t, r.CPU, name)
+		assert.Positive(t, r.BackendCPU, name)
+		assert.Positive(t, r.ClientCPU, name)
+		// Each request allocates in the process that served it: at least
+		// the request and a few objects, and less than a megabyte for pages
+		// of at most 100 records (20 KB).
+		assert.Greater(t, r.Mallocs, uint64(r.Requests), name)
+		assert.Greater(t, r.Alloc, uint64(r.Requests)*100, name)
+		assert.Less(t, r.allocPerRequest(), 1e6, name)
+		assert.Positive(t, r.P50, name)
+		assert.GreaterOrEqual(t, r.P99, r.P50, name)
+		// Every page of the walk is full but the last.
+		assert.InDelta(t, float64(r.PerPage), float64(r.Served)/float64(r.Requests), float64(r.PerPage)/10, name)
+		if r.Target.walksByCursor() {
+			assert.Equal(t, r.Requests, r.Calls, "%s: one backend call per page, as the gateway counts them", name)
+		}
+	}
+	profiles, err := filepath.Glob(filepath.Join(cfg.ProfileDir, "gateway-c2-pp100-r*.pprof"))
+	require.NoError(t, err)
+	assert.Len(t, profiles, cfg.Rounds, "a profile of each gateway slice")
+
+	var out bytes.Buffer
+	rep.Write(&out)
+	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
+	assert.Contains(t, out.String(), "| 2 | 100 | baseline |")
+	assert.Contains(t, out.String(), "| baseline | 2 | 100 |", "the baseline's ratios to the proxy")
+	assert.Contains(t, out.String(), "| throughput ratio | CPU/req ratio |")
+}
+
+// TestParseStatCPU reads utime+stime from /proc/<pid>/stat, whatever the
+// command name holds, and refuses what is not such a line.
+func TestParseStatCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name, stat string
+		want       time.Duration
+		err        bool
+	}{
+		{"plain", "4242 (caddy) S 1 4242 4242 0 -1 4194560 2405 0 0 0 150 25 0 0 20 0 9 0 100 0 0", 1750 * time.Millisecond, false},
+		{"spaces and parens in the name", "7 (a) b (c) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0 20 0 1 0 1 0 0", 70 * time.Millisecond, false},
+		{"no name", "4242 caddy S 1", 0, true},
+		{"cut short", "4242 (caddy) S 1 2 3", 0, true},
+		{"not a number", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 u s 0", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseStatCPU([]byte(tc.stat))
+			if tc.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	own, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	assert.Positive(t, own, "this process has run")
 }

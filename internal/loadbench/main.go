@@ -8,6 +8,20 @@
 //
 //	go run ./internal/loadbench -duration 6s -rounds 6
 //
+// With -processes the backend (helpdesk_legacy), the plain proxy and the
+// gateway each run as a Caddy process of their own, built from cmd/caddy
+// into a temp dir, on loopback ports, and this process is only the
+// clients; the figures are then each process's own CPU (from /proc) and
+// allocations (from its admin endpoint's /debug/vars):
+//
+//	go run ./internal/loadbench -processes -clients 8 -targets proxy,gateway -duration 10s -rounds 10
+//
+// and -pprof DIR adds a CPU profile of the proxy and the gateway process
+// for each of their slices (go tool pprof merges the files it is given).
+// -baseline BIN with the target baseline runs a fourth process, a Caddy
+// built at another commit, walked as the gateway is: a before and an
+// after in one interleaved run.
+//
 // The clients walk one list from its first page to its last, again and
 // again: by _cursor on the gateway, by _page (sorted by id, ascending) on
 // the backend and the proxy, so every target serves the same pages.
@@ -26,12 +40,15 @@ import (
 func main() {
 	cfg := defaultConfig()
 	var clients, perPages, targets, cpuProfile string
+	flag.BoolVar(&cfg.Processes, "processes", false, "run the backend, the proxy and the gateway as separate Caddy processes, built from cmd/caddy, and report each one's CPU and allocations")
+	flag.StringVar(&cfg.Baseline, "baseline", "", "with -processes and the target baseline: a Caddy binary whose gateway is the before of a change (go build -o old-caddy ./cmd/caddy at that commit)")
+	flag.StringVar(&cfg.ProfileDir, "pprof", "", "with -processes: write a CPU profile of the proxy and the gateway process for each of their slices into this directory (slices are profiled for whole seconds)")
 	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "measured time of each target, per clients and page size")
 	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "slices the duration is cut into, the targets taking turns")
 	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each slice")
 	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
-	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order")
+	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline)")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (clients and backend run in the same process, so with -targets gateway it holds them too)")
 	flag.Parse()
@@ -45,6 +62,10 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
+	if cfg.ProfileDir != "" && !cfg.Processes {
+		fmt.Fprintln(os.Stderr, "loadbench: -pprof needs -processes; in process, use -cpuprofile")
 		os.Exit(2)
 	}
 	if cpuProfile != "" {
@@ -84,7 +105,7 @@ func targetList(s string) ([]Target, error) {
 	for _, f := range strings.Split(s, ",") {
 		t, ok := parseTarget(strings.TrimSpace(f))
 		if !ok {
-			return nil, fmt.Errorf("target %q: want backend, proxy or gateway", f)
+			return nil, fmt.Errorf("target %q: want backend, proxy, gateway or baseline", f)
 		}
 		out = append(out, t)
 	}

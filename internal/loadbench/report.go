@@ -14,7 +14,13 @@ func (r Result) cpuPerRequest() time.Duration {
 	return r.CPU / time.Duration(max(r.Requests, 1))
 }
 
+func (r Result) perRequest(d time.Duration) time.Duration {
+	return d / time.Duration(max(r.Requests, 1))
+}
+
 func (r Result) allocPerRequest() float64 { return float64(r.Alloc) / float64(max(r.Requests, 1)) }
+
+func (r Result) mallocsPerRequest() float64 { return float64(r.Mallocs) / float64(max(r.Requests, 1)) }
 
 func (r Result) bytesPerPage() float64 { return float64(r.Bytes) / float64(max(r.Requests, 1)) }
 
@@ -30,38 +36,68 @@ func (rep *Report) Write(w io.Writer) {
 	c := rep.Config
 	fmt.Fprintf(w, "%d records in /%s; each row %v measured, in %d slices taking turns with the other targets, each after %v of warm-up.\n",
 		c.Records, c.List, c.Duration, c.Rounds, c.Warmup)
-	fmt.Fprintf(w, "CPU and allocations are the whole process's (clients, Caddy and backend all run in it) while only that target was driven.\n\n")
-	fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | bytes/page | backend calls/page | fetched/served | errors |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
-	for _, r := range rep.Results {
-		fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.0f | %.2f | %.3f | %d |\n",
-			r.Clients, r.PerPage, r.Target, r.rate(), ms(r.P50), ms(r.P99), us(r.cpuPerRequest()),
-			kb(r.allocPerRequest()), r.bytesPerPage(), r.CallsPerPage(), r.FetchedPerServed(), r.Errors)
+	if c.Processes {
+		fmt.Fprint(w, processNote(c))
+		fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | mallocs/req | backend CPU/req | client CPU/req | bytes/page | backend calls/page | errors |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		for _, r := range rep.Results {
+			calls := "—" // counted by the gateway only
+			if r.Target.walksByCursor() {
+				calls = fmt.Sprintf("%.3f", r.CallsPerPage())
+			}
+			fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.1f | %s | %s | %.0f | %s | %d |\n",
+				r.Clients, r.PerPage, r.Target, r.rate(), ms(r.P50), ms(r.P99), us(r.cpuPerRequest()),
+				kb(r.allocPerRequest()), r.mallocsPerRequest(), us(r.perRequest(r.BackendCPU)), us(r.perRequest(r.ClientCPU)),
+				r.bytesPerPage(), calls, r.Errors)
+		}
+	} else {
+		fmt.Fprintf(w, "CPU and allocations are the whole process's (clients, Caddy and backend all run in it) while only that target was driven.\n\n")
+		fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | bytes/page | backend calls/page | fetched/served | errors |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+		for _, r := range rep.Results {
+			fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.0f | %.2f | %.3f | %d |\n",
+				r.Clients, r.PerPage, r.Target, r.rate(), ms(r.P50), ms(r.P99), us(r.cpuPerRequest()),
+				kb(r.allocPerRequest()), r.bytesPerPage(), r.CallsPerPage(), r.FetchedPerServed(), r.Errors)
+		}
 	}
 
 	var rows []string
 	for _, g := range rep.Results {
-		if g.Target != Gateway {
+		if !g.Target.walksByCursor() {
 			continue
 		}
 		p, ok := rep.find(Proxy, g.Clients, g.PerPage)
 		if !ok {
 			continue
 		}
-		rows = append(rows, fmt.Sprintf("| %d | %d | %.3f | %s | %s | %s | %s |",
-			g.Clients, g.PerPage, g.rate()/p.rate(), msDelta(g.P50-p.P50), msDelta(g.P99-p.P99),
-			usDelta(g.cpuPerRequest()-p.cpuPerRequest()), kbDelta(g.allocPerRequest()-p.allocPerRequest())))
+		row := fmt.Sprintf("| %s | %d | %d | %.3f | %.3f | %s | %s | %s | %s |",
+			g.Target, g.Clients, g.PerPage, g.rate()/p.rate(), g.CPURatio(p), usDelta(g.cpuPerRequest()-p.cpuPerRequest()),
+			msDelta(g.P50-p.P50), msDelta(g.P99-p.P99), kbDelta(g.allocPerRequest()-p.allocPerRequest()))
+		if c.Processes {
+			row += fmt.Sprintf(" %+.1f |", g.mallocsPerRequest()-p.mallocsPerRequest())
+		}
+		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nThe gateway against the plain proxy, same pages (cursor walk against _page walk):")
+	fmt.Fprintln(w, "\nThe gateway (and the baseline, if run) against the plain proxy, same pages (cursor walk against _page walk):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| clients | perPage | throughput ratio | p50 added | p99 added | CPU/req added | alloc/req added |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	if c.Processes {
+		fmt.Fprintln(w, "| target | clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added | mallocs/req added |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	} else {
+		fmt.Fprintln(w, "| target | clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	}
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
 	}
+}
+
+// CPURatio is r's CPU per request over base's.
+func (r Result) CPURatio(base Result) float64 {
+	return float64(r.cpuPerRequest()) / float64(max(base.cpuPerRequest(), 1))
 }
 
 func (rep *Report) find(t Target, clients, perPage int) (Result, bool) {

@@ -75,7 +75,10 @@ type Config struct {
 	DataEpoch time.Time
 
 	// Now is the clock that date periods in _filters (operator DP) are
-	// relative to; default time.Now.
+	// relative to. Default: the last second before DataEpoch, a fixed
+	// time, so that the same filter always selects the same records and
+	// every period (T today, LY last year, ...) holds some: the data set
+	// ends there, and a wall clock past it would find most periods empty.
 	Now func() time.Time
 
 	// RecordDeletions keeps the id of every deleted record, for tests that
@@ -125,11 +128,14 @@ func New(cfg Config) *Backend {
 		cfg.DataEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		last := cfg.DataEpoch.Add(-time.Second)
+		cfg.Now = func() time.Time { return last }
 	}
 	maxID := int64(cfg.Records) * (1 + maxGap) / 2 // about where the ids end
 	newGen := func(stream uint64) *gen {
-		return &gen{r: rand.New(rand.NewPCG(cfg.Seed, stream)), epoch: cfg.DataEpoch, maxID: maxID}
+		own := rand.NewPCG(0, 0)
+		return &gen{r: rand.New(rand.NewPCG(cfg.Seed, stream)), epoch: cfg.DataEpoch, maxID: maxID,
+			seed: cfg.Seed, ownSeed: own, own: rand.New(own)}
 	}
 	b := &Backend{cfg: cfg, envelopeKey: encode(cfg.Envelope), lists: make(map[string]*list, len(kinds)), gen: newGen(0)}
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // kind describes one list of the reference backend.
@@ -20,16 +22,23 @@ type kind struct {
 	// make returns a new record with id, drawing from g, with one sort key
 	// per sortable field.
 	make func(g *gen, id int64) *record
+
+	// fields are the record fields _filters may name on this list, with
+	// how they compare; nil for the ticket list, whose filters follow the
+	// spec's grammar (ticketfilter.go).
+	fields []listField
 }
 
 // kinds are the lists the backend serves. Their order is fixed: churn
-// walks them in it, so that it is deterministic.
+// walks them in it, so that it is deterministic. The records of the four
+// cursor lists carry the fields of LiveAgent's list items as its public
+// API client docs show them (lists.go).
 var kinds = []kind{
-	{"calls", []string{"date", "duration"}, (*gen).call},
-	{"grid/reports/time", []string{"date", "seconds"}, (*gen).timeRow},
-	{"phone_numbers", []string{"date_created", "number"}, (*gen).phoneNumber},
-	{"tickets/history", []string{"date", "ticketid"}, (*gen).historyEntry},
-	{"tickets", []string{"date_created", "date_changed", "date_resolved", "last_activity"}, (*gen).ticket},
+	{"calls", []string{"date_created", "call_duration"}, (*gen).call, callFields},
+	{"grid/reports/time", []string{"reportdate", "reportedtime"}, (*gen).timeRow, timeRowFields},
+	{"phone_numbers", []string{"date_created", "number"}, (*gen).phoneNumber, phoneNumberFields},
+	{"tickets/history", []string{"date_from", "conversation_id"}, (*gen).historyEntry, historyFields},
+	{"tickets", []string{"date_created", "date_changed", "date_resolved", "last_activity"}, (*gen).ticket, nil},
 }
 
 // maxGap is the widest gap between neighbouring ids of a new data set. The
@@ -41,21 +50,61 @@ const maxGap = 20
 // never on the wall clock. Dates are drawn independently of ids: a list's
 // date order is far from its id order, so a client that forgets to ask for
 // id order sees it at once.
+//
+// A list's ids and its records' main values are drawn in turn from r, so
+// the number of draws a record makes fixes every later id of its seed.
+// Tests and benchmarks rely on a seed's ids, so each maker keeps the draws
+// it has always made, and draws whatever it added later (names, the
+// details of LiveAgent's fields) from a stream of the record's own.
 type gen struct {
 	r     *rand.Rand
 	epoch time.Time // dates are written in its location
 	maxID int64     // about the largest id of a list, for references between lists
+
+	seed    uint64    // the data set's seed, for the records' own streams
+	ownSeed *rand.PCG // the source of own, reseeded for each record
+	own     *rand.Rand
+}
+
+// Salts of the records' own streams, one per list, so that records with
+// the same id in two lists differ.
+const (
+	ownCalls uint64 = iota + 1
+	ownTimeRows
+	ownPhoneNumbers
+	ownHistory
+)
+
+// details returns the random stream of the record with id in the list of
+// salt: the same for the same seed, list and id, and independent of r.
+func (g *gen) details(salt uint64, id int64) *rand.Rand {
+	g.ownSeed.Seed(g.seed^salt*0x9e3779b97f4a7c15, uint64(id))
+	return g.own
+}
+
+// keepDraws makes n draws of r whose values are no longer used, for a
+// maker that must keep the draws it has always made (see gen).
+func (g *gen) keepDraws(n int) {
+	for range n {
+		g.r.Uint64()
+	}
 }
 
 // dataSpan is how far back from the epoch dates go.
 const dataSpan = 730 * 24 * time.Hour
 
 var (
-	agents       = []string{"101", "102", "103", "104", "105", "106", "107", "108"}
-	departments  = []string{"1", "2", "3", "default_1"}
-	statuses     = []string{"open", "pending", "resolved", "closed", "spam"}
-	statusWeight = []int{25, 15, 30, 25, 5} // percent, in the order of statuses
-	channels     = []string{"email", "phone", "chat", "web", "facebook", "twitter"}
+	agents      = []string{"101", "102", "103", "104", "105", "106", "107", "108"}
+	agentNames  = []string{"Eva Horvat", "Peter Kral", "Lucia Bella", "Marek Novy", "Zoe Adams", "Ravi Patel", "Ines Costa", "Karl Berg"} // by agents' index
+	departments = []string{"1", "2", "3", "default_1"}
+	deptNames   = []string{"Support", "Sales", "Billing", "Default department"} // by departments' index
+
+	// Ticket statuses and channels are LiveAgent's letters (translate's
+	// StatusCodes and ChannelTypes), open and resolved tickets the most
+	// common, the transient and deleted states rare.
+	statuses     = translate.CodeValues(translate.StatusCodes()) // I N T P R X B A C W L
+	statusWeight = []int{1, 10, 2, 2, 25, 1, 4, 15, 20, 5, 15}   // percent, in the order of statuses
+	channels     = translate.CodeValues(translate.ChannelTypes())
 	tagCodes     = []string{"vip", "urgent", "billing", "bug", "feature", "refund", "newsletter", "follow_up"}
 	subjects     = []string{"Printer not working", "Refund for order", "Cannot log in", "Invoice question",
 		"Delivery delayed", "Feature request: dark mode", "Password reset", "Billing address change",
@@ -95,9 +144,13 @@ func (g *gen) phone() string {
 // t.Format does, several times faster: a large data set has millions of
 // dates.
 func dateTime(t time.Time) string {
+	return string(appendDateTime(make([]byte, 0, len("2006-01-02 15:04:05")), t))
+}
+
+// appendDateTime appends t as dateTime writes it.
+func appendDateTime(b []byte, t time.Time) []byte {
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
-	b := make([]byte, 0, len("2006-01-02 15:04:05"))
 	b = appendDigits(b, y, 4)
 	for _, part := range [...]struct {
 		sep byte
@@ -105,7 +158,7 @@ func dateTime(t time.Time) string {
 	}{{'-', int(mo)}, {'-', d}, {' ', h}, {':', mi}, {':', s}} {
 		b = appendDigits(append(b, part.sep), part.n, 2)
 	}
-	return string(b)
+	return b
 }
 
 // day formats the date of t as "YYYY-MM-DD".
@@ -129,68 +182,6 @@ func encode(v any) []byte {
 		panic(err) // only called with values that always encode
 	}
 	return b
-}
-
-func (g *gen) call(id int64) *record {
-	at := g.date()
-	direction, agent := g.pick([]string{"in", "out"}), g.pick(agents)
-	from, to := g.phone(), g.pick(ownLines)
-	if direction == "out" {
-		from, to = to, from
-	}
-	var status, recording string
-	var duration int64 // seconds talked
-	switch n := g.r.IntN(10); {
-	case n < 7:
-		status, duration = "answered", 5+g.r.Int64N(3600)
-		recording = "https://recordings.example.com/calls/" + strconv.FormatInt(id, 10) + ".mp3"
-	case n < 9:
-		status = "missed"
-	default:
-		status = "voicemail"
-	}
-	o := newObject(256).int("id", id).str("date", dateTime(at)).str("direction", direction).
-		str("from", from).str("to", to).int("duration", duration).str("agentid", agent).
-		str("status", status).optional("recording_url", recording)
-	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), duration}}
-}
-
-func (g *gen) timeRow(id int64) *record {
-	y, m, d := g.date().Date()
-	at := time.Date(y, m, d, 0, 0, 0, 0, g.epoch.Location()) // the day the time was spent
-	seconds := 60 * (1 + g.r.Int64N(240))
-	o := newObject(160).int("id", id).str("agentid", g.pick(agents)).str("date", day(at)).
-		int("ticketid", 1+g.r.Int64N(g.maxID)).int("seconds", seconds).bool("billable", g.r.IntN(3) > 0).
-		str("note", g.pick([]string{"", "phone call", "investigation", "follow-up", "on-site visit"}))
-	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), seconds}}
-}
-
-func (g *gen) phoneNumber(id int64) *record {
-	at := g.date()
-	number := g.phone()
-	digits, _ := strconv.ParseInt(number[1:], 10, 64)
-	o := newObject(192).int("id", id).str("number", number).
-		str("name", g.pick([]string{"Support line", "Sales", "Billing", "After hours"})).
-		str("type", g.pick([]string{"landline", "mobile", "toll_free"})).str("departmentid", g.pick(departments)).
-		bool("active", g.r.IntN(5) > 0).str("date_created", dateTime(at))
-	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), digits}}
-}
-
-func (g *gen) historyEntry(id int64) *record {
-	at := g.date()
-	ticket := 1 + g.r.Int64N(g.maxID)
-	userID := g.pick(agents)
-	typ := g.pick([]string{"status_change", "reply", "note", "assignment"})
-	var from, to string // the value before and after a change; null for replies and notes
-	switch typ {
-	case "status_change":
-		from, to = g.pick(statuses), g.pick(statuses)
-	case "assignment":
-		from, to = g.pick(agents), g.pick(agents)
-	}
-	o := newObject(160).int("id", id).int("ticketid", ticket).str("date", dateTime(at)).
-		str("userid", userID).str("type", typ).optional("from", from).optional("to", to)
-	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), ticket}}
 }
 
 func (g *gen) ticket(id int64) *record {
@@ -245,7 +236,7 @@ func (g *gen) ticket(id int64) *record {
 	t.LastActivity = t.DateChanged
 	t.LastActivityPublic = t.Messages[len(t.Messages)-1].DateCreated
 	var resolved int64 // 0 sorts unresolved tickets first, as "" would
-	if t.Status == "resolved" || t.Status == "closed" {
+	if t.Status == statusResolved || t.Status == statusClosed {
 		t.DateResolved, resolved = t.DateChanged, changed.Unix()
 	}
 	return &record{id: id, json: encodeTicket(t), ticket: t,
@@ -263,9 +254,19 @@ func encodeTicket(t *Ticket) []byte {
 		stringMap("custom_fields", t.CustomFields).json()
 }
 
+// The statuses of a ticket that is done with: it has a date_resolved.
+const (
+	statusResolved = "R"
+	statusClosed   = "L"
+)
+
 // status draws a ticket status with the weights of statusWeight.
-func (g *gen) status() string {
-	n := g.r.IntN(100)
+func (g *gen) status() string { return weightedStatus(g.r) }
+
+// weightedStatus draws a ticket status from r with the weights of
+// statusWeight, in one draw.
+func weightedStatus(r *rand.Rand) string {
+	n := r.IntN(100)
 	for i, w := range statusWeight {
 		if n < w {
 			return statuses[i]

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // object writes one JSON object, member by member, in the order written.
@@ -35,6 +36,24 @@ func (o *object) int(k string, v int64) *object {
 
 func (o *object) bool(k string, v bool) *object {
 	o.key(k).b = strconv.AppendBool(o.b, v)
+	return o
+}
+
+// intText writes v as a JSON string of digits, as LiveAgent writes many
+// numbers, without making the string first.
+func (o *object) intText(k string, v int64) *object {
+	o.key(k).b = append(strconv.AppendInt(append(o.b, '"'), v, 10), '"')
+	return o
+}
+
+// dateTime writes t as "YYYY-MM-DD hh:mm:ss" (see dateTime), or null when
+// set is false.
+func (o *object) dateTime(k string, t time.Time, set bool) *object {
+	if !set {
+		o.key(k).b = append(o.b, "null"...)
+		return o
+	}
+	o.key(k).b = append(appendDateTime(append(o.b, '"'), t), '"')
 	return o
 }
 

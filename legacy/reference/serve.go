@@ -103,11 +103,12 @@ type listQuery struct {
 	page           int    // the page number as sent, for the envelope; -1 with offsets
 	sortKey        int    // index into the kind's sortable fields; -1 for id
 	desc           bool   // descending order
-	filters        string // _filters, on the ticket list only
+	filters        string // _filters
 }
 
 // parseListQuery reads paging, sorting and filtering from q. Parameters it
-// does not know, _cursor among them, are ignored, as a lenient backend does.
+// does not know, _cursor among them, are ignored, as a lenient backend
+// does; _filters never is, on any list (see filter).
 func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	lq := listQuery{sortKey: 0, desc: true} // newest first by the list's date field
 	var err error
@@ -133,9 +134,7 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 		return lq, fmt.Errorf("_sortDir %q: use ASC or DESC", dir)
 	}
 
-	if l.kind.name == "tickets" {
-		lq.filters = q.Get("_filters")
-	}
+	lq.filters = q.Get("_filters")
 	return lq, nil
 }
 
@@ -242,16 +241,27 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 	return body, nil
 }
 
-// filter returns the tickets of l that match the _filters value raw, in
-// id order, as l holds them. Callers hold the read lock.
+// filter returns the records of l that match the _filters value raw, in
+// id order, as l holds them: tickets by the spec's grammar, the other
+// lists by their records' fields (listfilter.go). Callers hold the read
+// lock.
 func (b *Backend) filter(l *list, raw string) ([]*record, error) {
-	match, err := compileTicketFilters(raw, b.cfg.Now())
-	if err != nil {
-		return nil, err
+	var match func(*record) bool
+	if l.kind.fields == nil {
+		tickets, err := compileTicketFilters(raw, b.cfg.Now())
+		if err != nil {
+			return nil, err
+		}
+		match = func(r *record) bool { return tickets(r.ticket) }
+	} else {
+		var err error
+		if match, err = compileListFilters(l.kind, raw, b.cfg.Now()); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]*record, 0, len(l.recs))
 	for _, r := range l.recs {
-		if match(r.ticket) {
+		if match(r) {
 			out = append(out, r)
 		}
 	}

@@ -1,12 +1,14 @@
 package reference
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +84,8 @@ func TestPaging(t *testing.T) {
 		{"perPage beyond int clamped", "_page=2&_perPage=999999999999999999999999" + byID, all[40:80]},
 		{"empty values mean the defaults", "_page=&_perPage=" + byID, all[:10]},
 		{"_cursor is ignored", "_perPage=3&_cursor=eyJpZCI6IjUwIn0=" + byID, all[:3]},
-		{"unknown parameters are ignored", "_perPage=3&foo=bar&_filters=nonsense" + byID, all[:3]},
+		{"unknown parameters are ignored", "_perPage=3&foo=bar" + byID, all[:3]},
+		{"empty filters mean none", "_perPage=3&_filters=%5B%5D" + byID, all[:3]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := get(t, b, "/calls?"+tc.query)
@@ -127,7 +130,8 @@ func TestBadQueries(t *testing.T) {
 		{"_perPage=x", `_perPage "x"`},
 		{"_perPage=1.5", `_perPage "1.5"`},
 		{"_perPage=0", `_perPage "0"`},
-		{"_sortField=nope", `_sortField "nope": calls cannot be sorted by it; use one of id, date, duration`},
+		{"_sortField=nope", `_sortField "nope": calls cannot be sorted by it; use one of id, date_created, call_duration`},
+		{"_filters=nonsense", `_filters: not JSON`},
 		{"_sortField=from", `_sortField "from"`},
 		{"_sortField=id&_sortDir=up", `_sortDir "up": use ASC or DESC`},
 	} {
@@ -176,11 +180,11 @@ func TestSorting(t *testing.T) {
 			list, field string
 			desc        bool
 		}{
-			{"calls", "duration", false},
-			{"calls", "duration", true},
-			{"grid/reports/time", "seconds", false},
+			{"calls", "call_duration", false},
+			{"calls", "call_duration", true},
+			{"grid/reports/time", "reportedtime", false},
 			{"phone_numbers", "number", true},
-			{"tickets/history", "ticketid", false},
+			{"tickets/history", "conversation_id", false},
 			{"tickets", "date_resolved", true},
 			{"tickets", "last_activity", false},
 		} {
@@ -197,7 +201,7 @@ func TestSorting(t *testing.T) {
 	t.Run("pages of a sorted list neither overlap nor skip", func(t *testing.T) {
 		var walked []int64
 		for page := 1; page <= 30; page++ {
-			walked = append(walked, get(t, b, fmt.Sprintf("/calls?_page=%d&_perPage=10&_sortField=duration", page)).ids()...)
+			walked = append(walked, get(t, b, fmt.Sprintf("/calls?_page=%d&_perPage=10&_sortField=call_duration", page)).ids()...)
 		}
 		assert.ElementsMatch(t, ids, walked, "ties (every unanswered call lasts 0 s) break by id")
 	})
@@ -220,9 +224,17 @@ func assertOrder(t *testing.T, recs []map[string]any, field string, desc bool) {
 	}
 }
 
+// compareValues compares two values of a field: numbers, strings of
+// digits (LiveAgent writes many numbers so) as numbers, other strings as
+// text.
 func compareValues(t *testing.T, a, b any) int {
 	switch a := a.(type) {
 	case string:
+		x, errA := strconv.ParseInt(a, 10, 64)
+		y, errB := strconv.ParseInt(b.(string), 10, 64)
+		if errA == nil && errB == nil {
+			return cmp.Compare(x, y)
+		}
 		return strings.Compare(a, b.(string))
 	case float64:
 		switch {
@@ -318,22 +330,23 @@ func TestTicketFilters(t *testing.T) {
 	require.Len(t, all.recs, 400)
 
 	// The backend passes _filters to filterTickets and pages what it keeps.
-	open := get(t, b, "/tickets?_perPage=1000&_sortField=id&_filters="+url.QueryEscape(`{"status":"open"}`))
+	open := get(t, b, "/tickets?_perPage=1000&_sortField=id&_filters="+url.QueryEscape(`{"status":"C"}`))
 	require.Equal(t, http.StatusOK, open.code, string(open.body))
 	assert.True(t, slices.IsSorted(open.ids()))
 	for _, r := range open.recs {
-		assert.Equal(t, "open", r["status"])
+		assert.Equal(t, "C", r["status"], "C is LiveAgent's open")
 	}
 	assert.Positive(t, len(open.recs))
 	assert.Less(t, len(open.recs), len(all.recs), "the filter narrows the list")
-	recent := get(t, b, "/tickets?_perPage=1000&_filters="+url.QueryEscape(`[["date_created","DP","last_30_days"]]`))
+	recent := get(t, b, "/tickets?_perPage=1000&_filters="+url.QueryEscape(`[["date_created","DP","L30D"]]`))
 	assert.Positive(t, len(recent.recs), "some tickets are recent relative to a Now near the epoch")
 	assert.Less(t, len(recent.recs), 60)
-	page2 := get(t, b, "/tickets?_perPage=10&_page=2&_sortField=id&_filters="+url.QueryEscape(`{"status":"open"}`))
+	page2 := get(t, b, "/tickets?_perPage=10&_page=2&_sortField=id&_filters="+url.QueryEscape(`{"status":"C"}`))
 	assert.Equal(t, open.ids()[10:20], page2.ids(), "pages are cut from the filtered list")
 
-	// _filters means nothing on other lists: it is an unknown parameter there.
-	assert.Equal(t, http.StatusOK, get(t, b, "/calls?_filters=nonsense").code)
+	// The other lists filter too (listfilter_test.go), and refuse what
+	// they cannot apply rather than ignore it.
+	assert.Equal(t, http.StatusBadRequest, get(t, b, "/calls?_filters=nonsense").code)
 	assert.Equal(t, all.ids(), get(t, b, "/tickets?_perPage=1000&_filters=").ids(), "empty means no filter")
 	// A malformed _filters is refused with a 400 naming _filters.
 	bad := get(t, b, "/tickets?_filters=not%20json")

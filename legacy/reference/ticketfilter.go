@@ -11,8 +11,9 @@ import (
 
 // ticketFilterRules checks _filters for the reference backend with the
 // gateway's own grammar, except that DP takes only the period codes this
-// backend can compute.
-var ticketFilterRules = translate.NewFilterValidator(translate.FilterConfig{PeriodCodes: translate.DefaultPeriodCodes()})
+// backend can compute: LiveAgent's. Status and channel codes are not
+// narrowed: an unknown one matches no ticket, as in LiveAgent.
+var ticketFilterRules = translate.NewFilterValidator(translate.FilterConfig{PeriodCodes: periodCodes})
 
 // filterTickets returns, in their order, the tickets that match every
 // condition of the _filters value raw (the conditions are ANDed). An empty
@@ -44,10 +45,9 @@ var ticketFilterRules = translate.NewFilterValidator(translate.FilterConfig{Peri
 //     before the given one. An empty date-time (an unresolved ticket's
 //     date_resolved) matches no comparison. m_datecreated: some message's
 //     date-time does.
-//   - DP: the date-time falls in the period: today, yesterday, this_week
-//     (Monday to Sunday), last_week, this_month, last_month and this_year
-//     are whole calendar periods; last_7_days and last_30_days run from
-//     the start of the day 6 (29) days ago up to now.
+//   - DP: the date-time falls in the period, one of LiveAgent's codes
+//     (T today, Y yesterday, L7D last 7 days, TW this week, ...; see
+//     period for each span).
 func filterTickets(tickets []*Ticket, raw string, now time.Time) ([]*Ticket, error) {
 	match, err := compileTicketFilters(raw, now)
 	if err != nil {
@@ -180,7 +180,7 @@ func compileTicketFilter(f translate.Filter, now time.Time) (func(*Ticket) bool,
 		order := ticketDateOrders[f.Op]
 		test = func(s string) bool { return s != "" && order(strings.Compare(s, f.Value)) }
 	case "DP":
-		from, to, err := ticketPeriod(f.Value, now)
+		from, to, err := period(f.Value, now)
 		if err != nil {
 			return nil, err
 		}
@@ -214,43 +214,4 @@ var ticketDateOrders = map[string]func(int) bool{
 func containsFold(sub string) func(string) bool {
 	sub = strings.ToLower(sub)
 	return func(s string) bool { return strings.Contains(strings.ToLower(s), sub) }
-}
-
-// ticketDateTime is the layout of the tickets' date-times.
-const ticketDateTime = "2006-01-02 15:04:05"
-
-// ticketPeriod returns the bounds [from, to) of a DP period as date-time
-// text, which compares in time order. The periods are those of
-// translate.DefaultPeriodCodes.
-func ticketPeriod(code string, now time.Time) (from, to string, err error) {
-	y, m, d := now.Date()
-	day := func(offset int) time.Time { return time.Date(y, m, d+offset, 0, 0, 0, 0, now.Location()) }
-	month := func(offset int) time.Time { return time.Date(y, m+time.Month(offset), 1, 0, 0, 0, 0, now.Location()) }
-	monday := -(int(now.Weekday()) + 6) % 7 // days from today back to this week's Monday
-	// The rolling periods end with the current second.
-	untilNow := now.Truncate(time.Second).Add(time.Second)
-	var start, end time.Time
-	switch code {
-	case "today":
-		start, end = day(0), day(1)
-	case "yesterday":
-		start, end = day(-1), day(0)
-	case "last_7_days":
-		start, end = day(-6), untilNow
-	case "last_30_days":
-		start, end = day(-29), untilNow
-	case "this_week":
-		start, end = day(monday), day(monday+7)
-	case "last_week":
-		start, end = day(monday-7), day(monday)
-	case "this_month":
-		start, end = month(0), month(1)
-	case "last_month":
-		start, end = month(-1), month(0)
-	case "this_year":
-		start, end = time.Date(y, 1, 1, 0, 0, 0, 0, now.Location()), time.Date(y+1, 1, 1, 0, 0, 0, 0, now.Location())
-	default:
-		return "", "", fmt.Errorf("DP period %q: the reference backend knows %s", code, strings.Join(translate.DefaultPeriodCodes(), ", "))
-	}
-	return start.Format(ticketDateTime), end.Format(ticketDateTime), nil
 }
