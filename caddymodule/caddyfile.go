@@ -53,6 +53,8 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		status_codes         C L ...
 //		channel_types        E C ...
 //		period_codes         T L7D ...
+//		drop_backend_headers Link X-Page ...
+//		link_header
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -126,6 +128,21 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		} else if dst, ok := codes[option]; ok {
 			*dst = d.RemainingArgs()
+		} else if option == "drop_backend_headers" {
+			g.DropBackendHeaders = d.RemainingArgs()
+			if len(g.DropBackendHeaders) == 0 {
+				return d.Errf("%s: at least one header name is needed", option)
+			}
+			for _, name := range g.DropBackendHeaders {
+				if !validHeaderName(name) {
+					return d.Errf("%s: %q is not a header name", option, name)
+				}
+			}
+		} else if option == "link_header" {
+			if d.NextArg() {
+				return d.Errf("%s takes no value: write it alone to turn the Link header on", option)
+			}
+			g.LinkHeader = true
 		} else if dst, ok := numbers[option]; ok {
 			if err := intArg(d, dst); err != nil {
 				return err

@@ -41,6 +41,8 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"status_codes C L", Gateway{StatusCodes: []string{"C", "L"}}},
 		{"channel_types E C", Gateway{ChannelTypes: []string{"E", "C"}}},
 		{"period_codes T Y", Gateway{PeriodCodes: []string{"T", "Y"}}},
+		{"drop_backend_headers Link X-Page-Token", Gateway{DropBackendHeaders: []string{"Link", "X-Page-Token"}}},
+		{"link_header", Gateway{LinkHeader: true}},
 	} {
 		t.Run(tc.option, func(t *testing.T) {
 			var g Gateway
@@ -91,6 +93,9 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"helpdesk_gateway {\n\tmax_body_size 1MiB 2MiB\n}", `max_body_size: one value only, got also "2MiB", at Testfile:2`},
 		{"helpdesk_gateway {\n\tcursor_endpoints\n}", "cursor_endpoints: at least one path is needed, at Testfile:2"},
 		{"helpdesk_gateway {\n\tfilter_endpoints\n}", "filter_endpoints: at least one path is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tdrop_backend_headers\n}", "drop_backend_headers: at least one header name is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tdrop_backend_headers Link X-Page:\n}", `drop_backend_headers: "X-Page:" is not a header name, at Testfile:2`},
+		{"helpdesk_gateway {\n\tlink_header on\n}", "link_header takes no value: write it alone to turn the Link header on, at Testfile:2"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			var g Gateway
@@ -139,6 +144,7 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{IndexSize: -2}, "index_size"},
 		{Gateway{MaxBodySize: 10}, "max_body_size: 10 is out of range [1024, 1099511627776]"},
 		{Gateway{BackendSort: "a=%zz"}, "backend_sort"},
+		{Gateway{DropBackendHeaders: []string{"Link", "X Page"}}, `drop_backend_headers: "X Page" is not a header name`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
@@ -151,7 +157,7 @@ func TestProvisionValidates(t *testing.T) {
 }
 
 // TestAdaptShowsJSON checks what `caddy adapt` prints: every option (all
-// nineteen) as its JSON twin, and the gateway placed before reverse_proxy
+// twenty-one) as its JSON twin, and the gateway placed before reverse_proxy
 // with no order option.
 func TestAdaptShowsJSON(t *testing.T) {
 	input := `:8080 {
@@ -176,6 +182,8 @@ func TestAdaptShowsJSON(t *testing.T) {
 		status_codes         C L
 		channel_types        E C
 		period_codes         T L7D
+		drop_backend_headers Link X-Page
+		link_header
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -217,7 +225,9 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"max_filters_length": 1024,
 		"status_codes": ["C", "L"],
 		"channel_types": ["E", "C"],
-		"period_codes": ["T", "L7D"]
+		"period_codes": ["T", "L7D"],
+		"drop_backend_headers": ["Link", "X-Page"],
+		"link_header": true
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
 }

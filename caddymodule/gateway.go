@@ -7,6 +7,7 @@ package caddymodule
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -62,6 +63,18 @@ func checkRange(option string, value int64) error {
 	return nil
 }
 
+// defaultDropBackendHeaders are the backend headers that describe the
+// backend's page rather than the gateway's: offset-paging metadata as
+// common backends send it (RFC 8288 links, GitLab's X-Page family, Yii's
+// X-Pagination-*, Content-Range). Counts of the whole list (X-Total-Count,
+// X-Total, X-Pagination-Total-Count) stay: they are true of any page.
+var defaultDropBackendHeaders = []string{
+	"Link",
+	"X-Page", "X-Per-Page", "X-Next-Page", "X-Prev-Page", "X-Total-Pages",
+	"X-Pagination-Current-Page", "X-Pagination-Per-Page", "X-Pagination-Page-Count",
+	"Content-Range",
+}
+
 // defaultCursorEndpoints are the spec's four cursor-paged lists.
 var defaultCursorEndpoints = []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"}
 
@@ -100,6 +113,16 @@ type Gateway struct {
 	MaxSubrequests int `json:"max_subrequests,omitempty"`
 	// MaxQueryLength bounds the query string of an owned request, in bytes.
 	MaxQueryLength int `json:"max_query_length,omitempty"`
+	// DropBackendHeaders names the backend response headers that describe
+	// the backend's own page (its Link, X-Page, Content-Range, ...): a page
+	// the gateway composes is another page, so they are not passed on.
+	// Default: defaultDropBackendHeaders. Counts of the whole list, such as
+	// X-Total-Count, are not in it: they stay true of the gateway's list.
+	DropBackendHeaders []string `json:"drop_backend_headers,omitempty"`
+	// LinkHeader adds `Link: <...>; rel="next"` (RFC 8288) beside
+	// next_page_cursor, for generic HTTP tooling. Off by default, so that
+	// answers stay as API clients of the help-desk API know them.
+	LinkHeader bool `json:"link_header,omitempty"`
 
 	// BackendPageParam names the backend's page number. Default: _page.
 	BackendPageParam string `json:"backend_page_param,omitempty"`
@@ -125,10 +148,11 @@ type Gateway struct {
 	PeriodCodes  []string `json:"period_codes,omitempty"`
 
 	order       translate.Order
-	sortParams  url.Values     // backend_sort, parsed
-	dialect     legacy.Dialect // the backend's paging names
-	backendOnly []string       // the dialect's names that are not the clients' as well
-	shadowNames []string       // the names parameters must not pass for; see shadowError
+	sortParams  url.Values      // backend_sort, parsed
+	dialect     legacy.Dialect  // the backend's paging names
+	backendOnly []string        // the dialect's names that are not the clients' as well
+	shadowNames []string        // the names parameters must not pass for; see shadowError
+	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	endpoints   map[string]*endpoint
 	filters     *translate.FilterValidator
 	logger      *zap.Logger
@@ -195,6 +219,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	setDefault(&g.MaxBodySize, defaultMaxBodySize)
 	setDefault(&g.MaxSubrequests, translate.DefaultMaxCalls)
 	setDefault(&g.MaxQueryLength, defaultMaxQueryLength)
+	if g.DropBackendHeaders == nil {
+		g.DropBackendHeaders = defaultDropBackendHeaders
+	}
 	if err := g.Validate(); err != nil {
 		return err
 	}
@@ -203,6 +230,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.dialect = g.backendDialect()
 	g.backendOnly = backendOnlyParams(g.dialect)
 	g.shadowNames = shadowNames(g.sortParams, g.dialect)
+	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
+	for _, name := range g.DropBackendHeaders {
+		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
+	}
 	g.filters = translate.NewFilterValidator(translate.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,
@@ -254,6 +285,11 @@ func (g *Gateway) Validate() error {
 				return fmt.Errorf("%s: %q is already listed in %s", list.option, p, other)
 			}
 			seen[p] = list.option
+		}
+	}
+	for _, name := range g.DropBackendHeaders {
+		if !validHeaderName(name) {
+			return fmt.Errorf("drop_backend_headers: %q is not a header name", name)
 		}
 	}
 	if _, err := translate.ParseOrder(g.IDOrder); err != nil {

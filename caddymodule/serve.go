@@ -26,7 +26,9 @@ const nextPageCursor = "next_page_cursor"
 // ServeHTTP serves the owned endpoints and passes everything else on.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	ep := g.endpoints[r.URL.Path]
-	if ep == nil || r.Method != http.MethodGet {
+	// HEAD is owned as GET is: it must answer with GET's headers, and on a
+	// filter endpoint it must not carry unchecked _filters to the backend.
+	if ep == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return next.ServeHTTP(w, r)
 	}
 	if ep.cursor {
@@ -142,22 +144,20 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 
 	body := f.bodies[pg.Source]
-	h := w.Header()
-	for k, v := range f.headers[pg.Source] {
-		h[k] = v // replace, never add: one set of headers whatever the calls
-	}
-	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Etag", "Last-Modified"} {
-		h.Del(k)
-	}
+	var cursor string
 	if pg.More {
-		// Spelled as the spec spells it; header names are case-insensitive.
-		h[nextPageCursor] = []string{translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])}
+		cursor = translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])
 	}
+	h := w.Header()
+	g.pageHeaders(h, r, f.headers[pg.Source], q, cursor)
 	buf := pageBuffer(body.PageSize(pg.Records))
 	defer putPageBuffer(buf)
 	out := body.AppendPage(*buf, pg.Records)
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil // GET's headers, Content-Length included; no body
+	}
 	_, err = w.Write(out)
 	return err
 }

@@ -149,6 +149,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, maps.Clone(vars))
 	}
 	req := f.r.Clone(ctx)
+	req.Method = http.MethodGet // a client's HEAD too: the page is cut from the body
 	req.URL.RawQuery = query
 	req.RequestURI = requestURI
 	req.Body = http.NoBody

@@ -1,0 +1,176 @@
+package caddymodule
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// pageHeaders sets the headers of a page the gateway composed (a cursor or
+// _page answer) on h, the client's header map, which may already hold
+// headers set by handlers before the gateway (Caddy's `header`).
+//
+// The headers come from the backend answer the page starts in, once, less
+// those that describe that answer rather than our page: its length and
+// encoding, validators, and the configured paging metadata (its Link,
+// X-Page, Content-Range, ...), which would point a generic client at the
+// backend's address and at an offset page that is not the next one. Then
+// next_page_cursor when more records exist (and, opted in, a Link to the
+// next page), listed for browsers in Access-Control-Expose-Headers.
+func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Header, q pageQuery, cursor string) {
+	for k, v := range backend {
+		if !g.dropHeaders[http.CanonicalHeaderKey(k)] {
+			h[k] = v // replace, never add: one set of headers whatever the calls
+		}
+	}
+	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Etag", "Last-Modified"} {
+		h.Del(k)
+	}
+	if cursor != "" {
+		// Spelled as the spec spells it; header names are case-insensitive.
+		h[nextPageCursor] = []string{cursor}
+		if g.LinkHeader {
+			h.Add("Link", nextLink(r, q, cursor))
+		}
+	}
+	exposed := []string{nextPageCursor}
+	if g.LinkHeader {
+		exposed = append(exposed, "Link")
+	}
+	exposeToBrowsers(h, r, exposed)
+}
+
+// exposeToBrowsers lists names in Access-Control-Expose-Headers when a
+// browser's script may read the answer cross-origin: without that, fetch
+// hides every header but a few, and a dashboard's walk stops after its
+// first page without an error.
+//
+// A CORS answer is known by its Access-Control-Allow-Origin, set by the
+// backend or by handlers before the gateway. Caddy's `header` directive
+// sets its fields before the gateway runs, unless it is deferred (`>`,
+// `?`, `defer`, or a deletion in the same directive), when it sets them
+// only as the answer is written, after us. So a request that carries an
+// Origin, which browsers send on every cross-origin fetch, gets the names
+// listed too, with Vary: Origin, since that answer then differs from one
+// to a request without Origin. The list is harmless on an answer that ends
+// up without Access-Control-Allow-Origin: browsers then read nothing.
+func exposeToBrowsers(h http.Header, r *http.Request, names []string) {
+	if h.Get("Access-Control-Allow-Origin") == "" {
+		if r.Header.Get("Origin") == "" {
+			return
+		}
+		mergeTokens(h, "Vary", []string{"Origin"})
+	}
+	mergeTokens(h, "Access-Control-Expose-Headers", names)
+}
+
+// mergeTokens adds each of tokens to the comma-separated list of header
+// name in h that does not hold it already, regardless of case. The field
+// is rewritten as one line only when something was added.
+func mergeTokens(h http.Header, name string, tokens []string) {
+	var list []string
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if t = strings.TrimSpace(t); t != "" && !containsFold(list, t) {
+				list = append(list, t)
+			}
+		}
+	}
+	added := false
+	for _, t := range tokens {
+		if !containsFold(list, t) {
+			list, added = append(list, t), true
+		}
+	}
+	if added {
+		h.Set(name, strings.Join(list, ", "))
+	}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, t := range list {
+		if strings.EqualFold(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextLink is the RFC 8288 link to the next page: the path the client
+// asked for (before any rewrite in Caddy), the client's other parameters
+// in their order, then _perPage and _cursor. The reference is relative (no
+// scheme or host: behind proxies the gateway cannot know the client's),
+// so a client resolves it against the URL it requested.
+func nextLink(r *http.Request, q pageQuery, cursor string) string {
+	u := r.URL
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
+		u = orig.URL
+	}
+	b := make([]byte, 0, 64+len(u.Path)+len(q.forward)+len(cursor))
+	b = append(b, '<')
+	b = append(b, u.EscapedPath()...)
+	b = append(b, '?')
+	if q.forward != "" {
+		b = appendQueryEscaped(b, q.forward)
+		b = append(b, '&')
+	}
+	b = append(b, "_perPage="...)
+	b = strconv.AppendInt(b, int64(q.perPage), 10)
+	b = append(b, "&_cursor="...)
+	b = append(b, url.QueryEscape(cursor)...)
+	b = append(b, `>; rel="next"`...)
+	return string(b)
+}
+
+// appendQueryEscaped appends the client's query s as it came, but for the
+// bytes a URI query cannot hold (a server may accept '<', '>', '"' or a
+// stray '%' in a request line; in a Link they would end the reference or
+// change its meaning), which are percent-encoded. The parameters keep
+// their meaning: a valid %XX stays as it is.
+func appendQueryEscaped(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b = append(b, c)
+		case c != '%' && queryByte(c):
+			b = append(b, c)
+		default:
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return b
+}
+
+// queryByte reports a byte RFC 3986 allows as it is in a query: unreserved,
+// sub-delims, ':', '@', '/' and '?'.
+func queryByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// validHeaderName reports whether name is an HTTP field name (RFC 9110
+// token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
