@@ -50,6 +50,7 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		backend_offset_param   offset
 //		max_filters          50
 //		max_filters_length   8KiB
+//		openapi_path         /openapi.json
 //		status_codes         C L ...
 //		channel_types        E C ...
 //		period_codes         T L7D ...
@@ -73,6 +74,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"backend_page_param":     &g.BackendPageParam,
 		"backend_per_page_param": &g.BackendPerPageParam,
 		"backend_offset_param":   &g.BackendOffsetParam,
+		"openapi_path":           &g.OpenAPIPath,
 	}
 	paths := map[string]*[]string{ // at least one value
 		"cursor_endpoints": &g.CursorEndpoints,
@@ -162,6 +164,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 		if option == "id_order" && g.IDOrder != "numeric" && g.IDOrder != "lexical" {
 			return d.Errf("id_order: %q is not numeric or lexical", g.IDOrder)
+		}
+		if option == "openapi_path" && !strings.HasPrefix(g.OpenAPIPath, "/") {
+			return d.Errf("openapi_path: %q must be a path starting with /", g.OpenAPIPath)
 		}
 	}
 	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {

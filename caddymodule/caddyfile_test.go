@@ -43,6 +43,7 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"period_codes T Y", Gateway{PeriodCodes: []string{"T", "Y"}}},
 		{"drop_backend_headers Link X-Page-Token", Gateway{DropBackendHeaders: []string{"Link", "X-Page-Token"}}},
 		{"link_header", Gateway{LinkHeader: true}},
+		{"openapi_path /openapi.json", Gateway{OpenAPIPath: "/openapi.json"}},
 	} {
 		t.Run(tc.option, func(t *testing.T) {
 			var g Gateway
@@ -78,6 +79,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		// bad id_order
 		{"helpdesk_gateway {\n\tid_order random\n}", `id_order: "random" is not numeric or lexical, at Testfile:2`},
 		{"helpdesk_gateway {\n\tid_order Numeric\n}", `id_order: "Numeric" is not numeric or lexical, at Testfile:2`},
+		{"helpdesk_gateway {\n\topenapi_path openapi.json\n}", `openapi_path: "openapi.json" must be a path starting with /, at Testfile:2`},
 		// bad sizes, each size option
 		{"helpdesk_gateway {\n\tmax_body_size lots\n}", `max_body_size: "lots" is not a size such as 16MiB or 4096, at Testfile:2`},
 		{"helpdesk_gateway {\n\tmax_body_size 0\n}", `max_body_size: "0" is not a size such as 16MiB or 4096, at Testfile:2`},
@@ -145,6 +147,8 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{MaxBodySize: 10}, "max_body_size: 10 is out of range [1024, 1099511627776]"},
 		{Gateway{BackendSort: "a=%zz"}, "backend_sort"},
 		{Gateway{DropBackendHeaders: []string{"Link", "X Page"}}, `drop_backend_headers: "X Page" is not a header name`},
+		{Gateway{OpenAPIPath: "openapi.json"}, "openapi_path"},
+		{Gateway{BasePath: "/api", OpenAPIPath: "/api/calls"}, `openapi_path "/api/calls": is already an endpoint of cursor_endpoints`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
@@ -157,7 +161,7 @@ func TestProvisionValidates(t *testing.T) {
 }
 
 // TestAdaptShowsJSON checks what `caddy adapt` prints: every option (all
-// twenty-one) as its JSON twin, and the gateway placed before reverse_proxy
+// twenty-two) as its JSON twin, and the gateway placed before reverse_proxy
 // with no order option.
 func TestAdaptShowsJSON(t *testing.T) {
 	input := `:8080 {
@@ -184,6 +188,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 		period_codes         T L7D
 		drop_backend_headers Link X-Page
 		link_header
+		openapi_path         /openapi.json
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -227,7 +232,8 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"channel_types": ["E", "C"],
 		"period_codes": ["T", "L7D"],
 		"drop_backend_headers": ["Link", "X-Page"],
-		"link_header": true
+		"link_header": true,
+		"openapi_path": "/openapi.json"
 	}`, string(gw))
 	assert.True(t, strings.Contains(string(out), `"helpdesk_gateway"`))
 }

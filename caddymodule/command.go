@@ -3,14 +3,18 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
+
+	"slices"
 	"strings"
 	"time"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/translate"
 	"github.com/helpdesk-gateway/gateway/verify"
 )
@@ -18,7 +22,7 @@ import (
 func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "helpdesk",
-		Usage: "cursor|filters|verify ...",
+		Usage: "cursor|filters|openapi|verify ...",
 		Short: "Tools for the help-desk gateway: cursors, filters, a rollout check",
 		Long: `
 Tools for operators of the helpdesk_gateway module:
@@ -26,6 +30,8 @@ Tools for operators of the helpdesk_gateway module:
   caddy helpdesk cursor encode <id>      print the _cursor for an id
   caddy helpdesk cursor decode <cursor>  print the id a _cursor carries
   caddy helpdesk filters check '<json>'  check a _filters value as the gateway does
+  caddy helpdesk openapi --config Caddyfile
+                                         print the OpenAPI document of the gateway's client contract
   caddy helpdesk verify --url <gateway> --endpoint /calls
                                          compare a cursor walk with a _page walk
 
@@ -69,7 +75,7 @@ func buildHelpdeskCommand(cmd *cobra.Command) {
 	filters := &cobra.Command{Use: "filters", Short: "Check a _filters value", Args: cobra.NoArgs, RunE: showHelp}
 	filters.AddCommand(filtersCheckCommand())
 
-	cmd.AddCommand(cursor, filters, verifyCommand())
+	cmd.AddCommand(cursor, filters, openAPICommand(), verifyCommand())
 }
 
 // showHelp is the action of a command that only groups others.
@@ -125,6 +131,76 @@ var flagNames = strings.NewReplacer(
 	"backend_offset_param", "--backend-offset-param",
 	"backend_sort", "--backend-sort",
 )
+
+func openAPICommand() *cobra.Command {
+	var configFile, adapter, server string
+	cmd := &cobra.Command{
+		Use:   "openapi [--config Caddyfile] [--adapter name] [--server name]",
+		Short: "Print the OpenAPI 3.1 document of the gateway's client contract for a config",
+		Long: `Adapts the config as Caddy would (a Caddyfile, or JSON), finds every
+helpdesk_gateway handler in it, and prints the OpenAPI 3.1 document of their
+client contract: the endpoints under base_path, _perPage, _cursor and
+next_page_cursor, the error answers and the _filters grammar, as the
+handlers are configured (defaults applied).
+
+Several handlers (several sites or routes) make one document when their
+endpoints differ or are configured alike; when two configure one path
+differently, pick a server with --server (srv0, srv1, ... as
+'caddy adapt' names them). The gateway serves the same document itself
+with the openapi_path option.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if adapter == "" && configFile != "" && !strings.HasSuffix(configFile, ".json") {
+				adapter = "caddyfile" // as caddy adapt assumes
+			}
+			cfgJSON, _, _, err := caddycmd.LoadConfig(configFile, adapter)
+			if err != nil {
+				return err
+			}
+			if cfgJSON == nil {
+				return errors.New("no config: give one with --config")
+			}
+			doc, err := openAPIDocument(cfgJSON, server)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(doc)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&configFile, "config", "", "the config file; default: ./Caddyfile")
+	fl.StringVar(&adapter, "adapter", "", "the config adapter; default: caddyfile, or none for a .json file")
+	fl.StringVar(&server, "server", "", "describe only the handlers of this server (srv0, ...)")
+	return cmd
+}
+
+// openAPIDocument is the document of the helpdesk_gateway handlers of a
+// Caddy JSON config, or of one of its servers.
+func openAPIDocument(cfgJSON []byte, server string) ([]byte, error) {
+	byServer, err := OpenAPIConfigs(cfgJSON)
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Sorted(maps.Keys(byServer))
+	var gateways []openapi.Config
+	for _, name := range names {
+		if server == "" || name == server {
+			gateways = append(gateways, byServer[name]...)
+		}
+	}
+	switch {
+	case len(gateways) == 0 && server != "":
+		return nil, fmt.Errorf("server %q has no helpdesk_gateway handler; servers with one: %s", server, strings.Join(names, ", "))
+	case len(gateways) == 0:
+		return nil, errors.New("the config has no helpdesk_gateway handler")
+	}
+	doc, err := openapi.Generate(gateways...)
+	if err != nil && server == "" && len(names) > 1 {
+		return nil, fmt.Errorf("%v; pick one server with --server (%s)", err, strings.Join(names, ", "))
+	}
+	return doc, err
+}
 
 // wrapCodes writes one parameter's codes for a help text: its name, then
 // "code meaning" items, wrapped between items and indented.

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -113,6 +114,10 @@ type Gateway struct {
 	MaxSubrequests int `json:"max_subrequests,omitempty"`
 	// MaxQueryLength bounds the query string of an owned request, in bytes.
 	MaxQueryLength int `json:"max_query_length,omitempty"`
+	// OpenAPIPath, when set, is the path (e.g. /openapi.json) at which the
+	// gateway serves the OpenAPI document of its client contract; it is
+	// not prefixed with BasePath. Default: not served.
+	OpenAPIPath string `json:"openapi_path,omitempty"`
 	// DropBackendHeaders names the backend response headers that describe
 	// the backend's own page (its Link, X-Page, Content-Range, ...): a page
 	// the gateway composes is another page, so they are not passed on.
@@ -141,6 +146,7 @@ type Gateway struct {
 	MaxFilters int `json:"max_filters,omitempty"`
 	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
 	MaxFiltersLength int `json:"max_filters_length,omitempty"`
+
 	// StatusCodes, ChannelTypes and PeriodCodes restrict the codes accepted
 	// for status, channel_type and the DP operator. Empty: any code.
 	StatusCodes  []string `json:"status_codes,omitempty"`
@@ -155,6 +161,7 @@ type Gateway struct {
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	endpoints   map[string]*endpoint
 	filters     *translate.FilterValidator
+	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
 }
 
@@ -176,7 +183,7 @@ func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
 		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(limit))
 		level, msg := zap.WarnLevel, "backend clamps _perPage: planning within the limit its answers proved"
 		if fixed {
-			msg = "backend ignores _perPage: asking for the page size it sends"
+			msg = "backend ignores _perPage: asking for the page size it sends; no answer overlaps the next at its page edges, so under churn a record may slip past one (README, Backend contract)"
 		}
 		if ep.warned.Swap(true) {
 			level = zap.InfoLevel
@@ -203,6 +210,50 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
+	g.setDefaults()
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	g.order, _ = translate.ParseOrder(g.IDOrder)
+	g.sortParams, _ = url.ParseQuery(g.BackendSort)
+	g.dialect = g.backendDialect()
+	g.backendOnly = backendOnlyParams(g.dialect)
+	g.shadowNames = shadowNames(g.sortParams, g.dialect)
+	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
+	for _, name := range g.DropBackendHeaders {
+		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
+	}
+	g.filters = translate.NewFilterValidator(g.filterConfig())
+	g.endpoints = make(map[string]*endpoint)
+	for _, name := range g.CursorEndpoints {
+		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
+			Order:       g.order,
+			MaxPageSize: g.BackendMaxPerPage,
+			MaxCalls:    g.MaxSubrequests,
+			Index:       translate.NewIndex(g.order, g.IndexSize),
+			Offsets:     g.dialect.Offsets(),
+		}, m: newEndpointMetrics(name, true)}
+		ep.engine.OnLearn = g.pageLimitLearned(ep)
+		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
+		g.endpoints[g.BasePath+name] = ep
+	}
+	for _, name := range g.FilterEndpoints {
+		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
+	}
+	if g.OpenAPIPath != "" {
+		doc, err := openapi.Generate(g.openAPIConfig())
+		if err != nil {
+			return fmt.Errorf("openapi_path: %v", err)
+		}
+		g.openAPIDoc = doc
+	}
+	return nil
+}
+
+// setDefaults fills in the options left out. The command that prints the
+// OpenAPI document applies them too, so the document shows what the
+// gateway runs with.
+func (g *Gateway) setDefaults() {
 	if g.CursorEndpoints == nil {
 		g.CursorEndpoints = defaultCursorEndpoints
 	}
@@ -222,42 +273,17 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if g.DropBackendHeaders == nil {
 		g.DropBackendHeaders = defaultDropBackendHeaders
 	}
-	if err := g.Validate(); err != nil {
-		return err
-	}
-	g.order, _ = translate.ParseOrder(g.IDOrder)
-	g.sortParams, _ = url.ParseQuery(g.BackendSort)
-	g.dialect = g.backendDialect()
-	g.backendOnly = backendOnlyParams(g.dialect)
-	g.shadowNames = shadowNames(g.sortParams, g.dialect)
-	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
-	for _, name := range g.DropBackendHeaders {
-		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
-	}
-	g.filters = translate.NewFilterValidator(translate.FilterConfig{
+}
+
+// filterConfig is the configuration of the gateway's filter validator.
+func (g *Gateway) filterConfig() translate.FilterConfig {
+	return translate.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,
 		StatusCodes:  g.StatusCodes,
 		ChannelTypes: g.ChannelTypes,
 		PeriodCodes:  g.PeriodCodes,
-	})
-	g.endpoints = make(map[string]*endpoint)
-	for _, name := range g.CursorEndpoints {
-		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
-			Order:       g.order,
-			MaxPageSize: g.BackendMaxPerPage,
-			MaxCalls:    g.MaxSubrequests,
-			Index:       translate.NewIndex(g.order, g.IndexSize),
-			Offsets:     g.dialect.Offsets(),
-		}, m: newEndpointMetrics(name, true)}
-		ep.engine.OnLearn = g.pageLimitLearned(ep)
-		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
-		g.endpoints[g.BasePath+name] = ep
 	}
-	for _, name := range g.FilterEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
-	}
-	return nil
 }
 
 func setDefault[T comparable](v *T, def T) {
@@ -286,6 +312,14 @@ func (g *Gateway) Validate() error {
 			}
 			seen[p] = list.option
 		}
+	}
+	for p, option := range seen {
+		if g.BasePath+p == g.OpenAPIPath {
+			return fmt.Errorf("openapi_path %q: is already an endpoint of %s", g.OpenAPIPath, option)
+		}
+	}
+	if g.OpenAPIPath != "" && !strings.HasPrefix(g.OpenAPIPath, "/") {
+		return fmt.Errorf("openapi_path %q: must be a path starting with /", g.OpenAPIPath)
 	}
 	for _, name := range g.DropBackendHeaders {
 		if !validHeaderName(name) {

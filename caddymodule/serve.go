@@ -25,6 +25,10 @@ const nextPageCursor = "next_page_cursor"
 
 // ServeHTTP serves the owned endpoints and passes everything else on.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.URL.Path == g.OpenAPIPath && g.OpenAPIPath != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		g.serveOpenAPI(w, r)
+		return nil
+	}
 	ep := g.endpoints[r.URL.Path]
 	// HEAD is owned as GET is: it must answer with GET's headers, and on a
 	// filter endpoint it must not carry unchecked _filters to the backend.

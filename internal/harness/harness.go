@@ -4,6 +4,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -21,8 +22,10 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "github.com/helpdesk-gateway/gateway/caddymodule"
+	"github.com/helpdesk-gateway/gateway/caddymodule"
+	"github.com/helpdesk-gateway/gateway/internal/contract"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/openapi"
 )
 
 // Global options of every harness config: no admin endpoint unless asked,
@@ -49,8 +52,10 @@ type Caddy struct {
 	// Admin is the admin endpoint's address when Options.Admin was set.
 	Admin string
 
-	globals string
-	stop    sync.Once
+	globals    string
+	hosts      map[string][]string // server name -> its listeners' host:port
+	unregister []func()            // of the contract checks
+	stop       sync.Once
 }
 
 // Options change how Start runs Caddy.
@@ -88,7 +93,7 @@ func Run(caddyfile, backendURL string, opts ...Options) (*Caddy, error) {
 		o = opts[0]
 	}
 	admin := "off"
-	c := &Caddy{URLs: map[string]string{}}
+	c := &Caddy{URLs: map[string]string{}, hosts: map[string][]string{}}
 	if o.Admin {
 		addr, err := loopbackAddr()
 		if err != nil {
@@ -124,6 +129,7 @@ func Run(caddyfile, backendURL string, opts ...Options) (*Caddy, error) {
 				return nil, fmt.Errorf("server %s listens on %v: the harness listens on loopback only", name, ln.Addr())
 			}
 			c.URLs[name] = "http://" + addr.String()
+			c.hosts[name] = append(c.hosts[name], addr.String())
 		}
 		names = append(names, name)
 	}
@@ -131,7 +137,67 @@ func Run(caddyfile, backendURL string, opts ...Options) (*Caddy, error) {
 	if len(names) > 0 {
 		c.URL = c.URLs[names[0]]
 	}
+	if err := c.checkContracts(cfg); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// checker checks every exchange of Client with a Caddy the harness runs
+// against the OpenAPI document of that Caddy's gateways.
+var checker = &contract.Transport{Next: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+
+// contracts caches the documents by the settings they are made of, so
+// that a reload, or a test that starts the same config again, does not
+// make and load the document anew.
+var contracts sync.Map // JSON of []openapi.Config -> *contract.Document
+
+func contractFor(gateways []openapi.Config) (*contract.Document, error) {
+	key, err := json.Marshal(gateways)
+	if err != nil {
+		return nil, err
+	}
+	if doc, ok := contracts.Load(string(key)); ok {
+		return doc.(*contract.Document), nil
+	}
+	raw, err := openapi.Generate(gateways...)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := contract.Load(raw)
+	if err != nil {
+		return nil, err
+	}
+	contracts.Store(string(key), doc)
+	return doc, nil
+}
+
+// checkContracts makes Client check every exchange with each server of
+// cfg (a Caddy JSON config) that has helpdesk_gateway handlers against
+// their OpenAPI document, as `caddy helpdesk openapi` prints it for that
+// server, until Close. A server whose handlers cannot make one document
+// (two configure one path differently) is an error, as no answer of it
+// could be checked.
+func (c *Caddy) checkContracts(cfg []byte) error {
+	for _, undo := range c.unregister {
+		undo()
+	}
+	c.unregister = nil
+	byServer, err := caddymodule.OpenAPIConfigs(cfg)
+	if err != nil {
+		return fmt.Errorf("the OpenAPI document: %v", err)
+	}
+	for name, gateways := range byServer {
+		doc, err := contractFor(gateways)
+		if err != nil {
+			return fmt.Errorf("the OpenAPI document of server %s: %v", name, err)
+		}
+		for _, host := range c.hosts[name] {
+			c.unregister = append(c.unregister, checker.Register(host, doc))
+		}
+	}
+	return nil
 }
 
 // Stop stops Caddy now; it is safe to call more than once.
@@ -147,6 +213,9 @@ func (c *Caddy) Close() error {
 	var err error
 	c.stop.Do(func() {
 		defer caddyMu.Unlock()
+		for _, undo := range c.unregister {
+			undo()
+		}
 		if e := caddy.Stop(); e != nil {
 			err = fmt.Errorf("stopping Caddy: %v", e)
 		}
@@ -183,6 +252,13 @@ func (c *Caddy) Reload(t testing.TB, caddyfile, backendURL string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("reloading: %s: %s", resp.Status, body)
 	}
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(text), map[string]any{"filename": "Caddyfile"})
+	if err != nil {
+		t.Fatalf("adapting the reloaded Caddyfile: %v", err)
+	}
+	if err := c.checkContracts(cfg); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // FreeLoopbackAddr returns a loopback address with a port that was free a
@@ -206,10 +282,14 @@ func Backend(t testing.TB, cfg reference.Config) (*reference.Backend, *httptest.
 }
 
 // Client is an HTTP client for tests: no proxy from the environment, and a
-// timeout so a hung server fails the test instead of stalling it.
+// timeout so a hung server fails the test instead of stalling it. Every
+// exchange with a gateway the harness runs is checked against the
+// gateway's OpenAPI document (see package contract): an answer that
+// strays from it, or a request the document calls invalid that does not
+// get the documented 400, comes back as an error of the request.
 var Client = &http.Client{
 	Timeout:   30 * time.Second,
-	Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64},
+	Transport: checker,
 }
 
 func freeLoopbackAddr(t testing.TB) string {
