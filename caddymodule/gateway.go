@@ -6,11 +6,13 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -163,6 +165,7 @@ type Gateway struct {
 	filters     *translate.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
+	loaded      time.Time // when Provision ran, for the admin endpoint
 }
 
 // endpoint is one owned path.
@@ -171,7 +174,8 @@ type endpoint struct {
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
-	warned atomic.Bool // the page-limit warning was logged
+	counts pageCounters // cursor endpoints only; see the admin endpoint
+	warned atomic.Bool  // the page-limit warning was logged
 }
 
 // pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
@@ -247,6 +251,19 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		}
 		g.openAPIDoc = doc
 	}
+	g.loaded = time.Now()
+	register(g)
+	// Caddy calls Cleanup when it unloads the config; a gateway provisioned
+	// outside a config (tests, programs embedding the handler) leaves when
+	// its context ends.
+	context.AfterFunc(ctx, func() { unregister(g) })
+	return nil
+}
+
+// Cleanup takes the gateway out of the admin endpoint's report when its
+// config is unloaded.
+func (g *Gateway) Cleanup() error {
+	unregister(g)
 	return nil
 }
 
@@ -366,5 +383,6 @@ func (g *Gateway) Validate() error {
 var (
 	_ caddy.Provisioner           = (*Gateway)(nil)
 	_ caddy.Validator             = (*Gateway)(nil)
+	_ caddy.CleanerUpper          = (*Gateway)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
 )

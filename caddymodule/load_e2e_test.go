@@ -49,11 +49,16 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	site := "http://" + harness.FreeLoopbackAddr(t)[len("127.0.0.1"):] + " {\n\thelpdesk_gateway {\n\t\tindex_size %d\n\t}\n\treverse_proxy {backend}\n}\n"
 	c := harness.Start(t, fmt.Sprintf(site, 1000), srv.URL, harness.Options{Admin: true})
 
-	const walkers, duration, reloads = 16, 3 * time.Second, 3
-	deadline := time.Now().Add(duration)
+	// The load is bounded by counts, not by time: reloads come after so
+	// many requests, and every walker ends with one whole walk begun after
+	// the last reload, so a slow machine slows the test, never fails it.
+	// The deadline only stops a run that hangs.
+	const walkers, reloads, requestsPerReload = 16, 3, 150
+	deadline := time.Now().Add(2 * time.Minute)
 	var (
 		wg               sync.WaitGroup
 		requests, faults atomic.Int64
+		reloaded         atomic.Bool // the last reload is done
 		mu               sync.Mutex
 		walks            = map[string][]loadWalkResult{}
 	)
@@ -61,7 +66,8 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 		list := lists[w%len(lists)]
 		perPage := []int{10, 25, 100, 250}[w/len(lists)%4] // every size on every list
 		wg.Go(func() {
-			for n := 0; n < 1000 && time.Now().Before(deadline); n++ {
+			for {
+				last := reloaded.Load() // this walk starts after the last reload
 				walk, ok := loadWalk(c.URL, list, perPage, deadline, &requests, &faults)
 				if !ok {
 					return
@@ -69,6 +75,9 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 				mu.Lock()
 				walks[list] = append(walks[list], walk)
 				mu.Unlock()
+				if last || time.Now().After(deadline) {
+					return
+				}
 			}
 		})
 	}
@@ -76,11 +85,15 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	// a new gateway instance with a fresh index.
 	var atReload []int64
 	for i := range reloads {
-		time.Sleep(duration / (reloads + 1))
+		for requests.Load() < int64(i+1)*requestsPerReload && faults.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
 		c.Reload(t, fmt.Sprintf(site, 2000+i), srv.URL)
 		atReload = append(atReload, requests.Load())
 	}
+	reloaded.Store(true)
 	wg.Wait()
+	require.True(t, time.Now().Before(deadline), "the load did not finish within %v", 2*time.Minute)
 	for i, n := range atReload {
 		assert.Greater(t, requests.Load(), n, "requests were served after reload %d", i+1)
 	}
@@ -106,7 +119,7 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d requests, %d walks over %v with %d reloads", requests.Load(), len(walks["calls"])+len(walks["phone_numbers"])+len(walks["grid/reports/time"])+len(walks["tickets/history"]), duration, reloads)
+	t.Logf("%d requests, %d walks with %d reloads", requests.Load(), len(walks["calls"])+len(walks["phone_numbers"])+len(walks["grid/reports/time"])+len(walks["tickets/history"]), reloads)
 
 	c.Stop(t)
 	srv.Close()
@@ -129,7 +142,8 @@ type loadWalkResult struct {
 	complete bool
 }
 
-// loadWalk walks list once by cursor, or until the deadline; it counts
+// loadWalk walks list once by cursor, or until the deadline (which only
+// stops a run that hangs); it counts
 // requests and faults and gives up on the first fault.
 func loadWalk(base, list string, perPage int, deadline time.Time, requests, faults *atomic.Int64) (loadWalkResult, bool) {
 	var ids []int64

@@ -66,7 +66,6 @@ func TestMetricsAtTheAdminEndpoint(t *testing.T) {
 		`helpdesk_gateway_filter_rejections_total{reason="operator"}`:                          1,
 		`helpdesk_gateway_backend_unusable_answers_total{endpoint="/phone_numbers"}`:           1,
 		`helpdesk_gateway_backend_subrequests_count{endpoint="/calls"}`:                        3,
-		`helpdesk_gateway_backend_subrequests_bucket{endpoint="/calls",le="1"}`:                2,
 	} {
 		got, ok := metricValue(after, metric)
 		if !assert.True(t, ok, "%s missing", metric) {
@@ -75,6 +74,13 @@ func TestMetricsAtTheAdminEndpoint(t *testing.T) {
 		was, _ := metricValue(before, metric)
 		assert.Equal(t, want, got-was, metric)
 	}
+	// The first page and the index hit cost one call each; the miss one
+	// call or more, as the density of the ids seen places it.
+	const oneCall = `helpdesk_gateway_backend_subrequests_bucket{endpoint="/calls",le="1"}`
+	got, _ := metricValue(after, oneCall)
+	was, _ := metricValue(before, oneCall)
+	assert.GreaterOrEqual(t, got-was, 2.0, oneCall)
+	assert.LessOrEqual(t, got-was, 3.0, oneCall)
 }
 
 // metricValue reads one sample from Prometheus text; absent counts as 0.

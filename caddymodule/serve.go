@@ -134,6 +134,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	outcome = outcomeOK
 	ep.m.ok.Inc()
+	ep.counts.add(pg)
 	if req.After != "" {
 		if pg.IndexHit {
 			ep.m.hit.Inc()

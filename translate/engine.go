@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 )
 
 // Fetcher makes one backend list call: the records at offsets
@@ -129,186 +128,37 @@ func (e *BackendError) Error() string {
 // been clamped (see pageSizes and judge). Any other short answer is never
 // the end of a walk nor read at an offset it may not come from: the next
 // call, planned within the sizes the backend was seen to serve, tells.
+//
+// Each call is one turn of the loop below; its steps (plan a window, read
+// and check the answer, settle the cursor's place, take the records,
+// stitch the next call on) are pageRead's methods, in page.go.
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
-	if req.Size < 1 {
-		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
-	}
-	if req.After != "" {
-		if err := e.Order.Check(req.After); err != nil {
-			return nil, err
-		}
-	}
-	maxCalls := e.MaxCalls
-	if maxCalls < 1 {
-		maxCalls = DefaultMaxCalls
-	}
-	want := req.Size + 1 // the page and one record more, to know if more exist
-	pg := &Page{Source: -1}
-	rel, _ := f.(Releaser)
-	var takenOff []int
-	p := e.newPlanner()
-
-	var s *search
-	offset := req.Offset // offset mode until the first answer settles it
-	if req.After != "" {
-		offset = -1
-		s = newSearch(e.Order, req.After, e.Index.lookup(req.List, req.After))
-		pg.IndexHit = s.exact()
+	var r pageRead
+	if err := r.start(e, f, req); err != nil {
+		return nil, err
 	}
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := r.budget(ctx); err != nil {
 			return nil, err
 		}
-		if pg.Calls == maxCalls {
-			return nil, &CallLimitError{Calls: pg.Calls}
-		}
-		remaining := want - len(pg.IDs)
-		w := p.next(s, offset, remaining)
-		b, err := f.Fetch(ctx, w)
-		pg.Calls++
+		a, ok, err := r.read(ctx, r.plan())
 		if err != nil {
 			return nil, err
 		}
-		w, v, err := p.judge(w, b)
-		if err != nil {
+		if !ok {
+			continue // nothing the page can use; the planner knows more now
+		}
+		below, ok := r.settle(a)
+		if !ok {
+			continue // the cursor's place is narrower now, not found yet
+		}
+		if r.take(a, below) {
+			return r.finish(), nil
+		}
+		if err := r.stitch(a); err != nil {
 			return nil, err
 		}
-		call := pg.Calls - 1
-		if h := p.held; h != nil {
-			// This call re-read the page before a held answer: if it
-			// still ends where it did, the held answer is adjacent.
-			p.held = nil
-			holds := p.edgeHolds(w, b)
-			if rel != nil {
-				rel.Release(call)
-			}
-			if !holds {
-				if rel != nil {
-					rel.Release(h.call)
-				}
-				p.belowEnd = -1
-				continue
-			}
-			b, w, v, call = h.b, h.w, h.v, h.call
-			p.edgeChecked = true
-		} else {
-			if v == unplaced || v == endedSomewhere && s == nil {
-				// Records from an offset the engine cannot know: ask
-				// again within the sizes the backend was seen to serve.
-				if rel != nil {
-					rel.Release(call)
-				}
-				continue
-			}
-			pg.Fetched += len(b.IDs)
-			// The index takes even an answer a clamp may have moved: its
-			// offsets are hints that answers verify, and a clamp moves
-			// records lower, never past the end it gives.
-			e.learn(req.List, b.IDs, w.Start, v == ended || v == endedSomewhere)
-		}
-		start := w.Start
-		short := v == ended || v == endedSomewhere
-
-		// below: how many records of the answer are at or below the cursor.
-		var below int
-		var settled bool
-		if offset >= 0 {
-			below = min(offset-start, len(b.IDs))
-			settled = true
-		} else {
-			below = sort.Search(len(b.IDs), func(i int) bool {
-				return e.Order.Compare(b.IDs[i], s.cursor) > 0
-			})
-			edge := below == 0 && start > 0 && p.adjacent(start)
-			settled = (below > 0 || start == 0 || edge) && (below < len(b.IDs) || short)
-			if settled && edge && !p.edgeChecked {
-				// Adjacent only by offsets: hold it, re-read the page before.
-				p.held = &heldAnswer{b: b, w: w, v: v, call: call}
-				continue
-			}
-			p.edgeChecked = false
-		}
-		if v == endedSomewhere && !settled || v == endedSomewhere && below == 0 && start > 0 {
-			// Only ids place these records; these ids do not.
-			if rel != nil {
-				rel.Release(call)
-			}
-			continue
-		}
-		if !settled {
-			if below == len(b.IDs) {
-				p.endedBelow(start, b.IDs)
-			}
-			if s.observe(start, b.IDs, below, short) {
-				pg.Relocations++
-			}
-			if rel != nil {
-				rel.Release(call) // observe kept copies of what it needs
-			}
-			continue
-		}
-		if pg.Source < 0 {
-			pg.Source = call
-		}
-		take := min(len(b.IDs)-below, remaining)
-		if len(pg.IDs) == 0 && take > 0 {
-			// Most pages come from one answer: share its slices, capped so
-			// that a stitched call appends to a copy, not into the answer.
-			pg.IDs = b.IDs[below : below+take : below+take]
-			if b.Records != nil {
-				pg.Records = b.Records[below : below+take : below+take]
-			}
-			takenOff = make([]int, 0, want)
-		} else {
-			pg.IDs = append(pg.IDs, b.IDs[below:below+take]...)
-			if b.Records != nil {
-				pg.Records = append(pg.Records, b.Records[below:below+take]...)
-			}
-		}
-		for k := range take {
-			takenOff = append(takenOff, start+below+k)
-		}
-		if len(pg.IDs) == want || below+take == len(b.IDs) && short {
-			break
-		}
-		// The answer ended before the page did: stitch the next call on,
-		// starting at the last record taken.
-		p.endedBelow(start, b.IDs)
-		last := len(pg.IDs) - 1
-		if last >= 0 && !p.canOverlap(takenOff[last]) {
-			return nil, ErrPageSizeTooSmall
-		}
-		if last < 0 {
-			// Offset mode met an answer that ended before the offset
-			// without being short; read on from where it ended.
-			offset = start + len(b.IDs)
-			continue
-		}
-		end := -1
-		if s != nil {
-			end = s.end
-		}
-		s = newSearch(e.Order, pg.IDs[last], hint{
-			lo: sample{off: takenOff[last], id: pg.IDs[last]}, hasLo: true, end: end,
-		})
-		offset = -1
 	}
-
-	if len(pg.IDs) > req.Size {
-		pg.More = true
-		// Remember the last record served and the one after it: the next
-		// page's cursor then costs one call.
-		n := req.Size
-		e.Index.learn(req.List, []sample{
-			{off: takenOff[n-1], id: pg.IDs[n-1]},
-			{off: takenOff[n], id: pg.IDs[n]},
-		}, takenOff[n]+1, -1)
-		pg.IDs = pg.IDs[:n]
-		if pg.Records != nil {
-			pg.Records = pg.Records[:n]
-		}
-	}
-	return pg, nil
 }
 
 // check refuses answers the engine cannot reason about, saying which

@@ -380,7 +380,8 @@ func pageAt(t *testing.T, e *Engine, l *memList, cursor int64, size int) *Page {
 // TestRandomColdCursorsAverage: over 1,000 hand-built cursors at random
 // places of evenly spread numeric ids, each met from a cold start (a fresh
 // index that knows nothing of the list, not even its end), a page costs at
-// most 4 backend calls on average. With one index shared by all of them, as
+// most 2 backend calls on average: a fresh gateway instance behind a
+// balancer meets such cursors all the time. With one index shared by all of them, as
 // one gateway serving clients that jump around would have, it is less.
 func TestRandomColdCursorsAverage(t *testing.T) {
 	const n, size, cursors = 100000, 10, 1000
@@ -394,7 +395,7 @@ func TestRandomColdCursorsAverage(t *testing.T) {
 		warm += pageAt(t, shared, l, cursor, size).Calls
 	}
 	t.Logf("average calls per random cursor: %.2f cold, %.2f with a shared index", float64(cold)/cursors, float64(warm)/cursors)
-	assert.LessOrEqual(t, float64(cold)/cursors, 4.0, "cold start")
+	assert.LessOrEqual(t, float64(cold)/cursors, 2.0, "cold start")
 	assert.LessOrEqual(t, warm, cold, "a shared index never costs more")
 }
 

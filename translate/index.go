@@ -36,7 +36,9 @@ type Index struct {
 // positions holds the samples of one list, ascending by id and by offset.
 type positions struct {
 	samples []sample
-	end     int // an offset at or past the list's end; -1 when unknown
+	end     int    // an offset at or past the list's end; -1 when unknown
+	spread  spread // how irregular the list's gaps are, from its answers
+	answers uint32 // answers learned, to measure a well-known spread rarely
 	key     uint64
 	elem    *list.Element // in Index.lru
 }
@@ -51,7 +53,45 @@ type hint struct {
 	lo, hi       sample // the nearest samples at or below, and above, the id
 	hasLo, hasHi bool
 	end          int // as in positions
+
+	// What places an id the index has not seen: the list's lowest sample
+	// (base, below lo) and the samples just below lo (near, ascending), to
+	// measure the density of ids far and near, and how irregular the
+	// list's gaps are.
+	base    sample
+	hasBase bool
+	near    [nearSamples]sample
+	nNear   int
+	spread  spread
 }
+
+// nearSamples is how many samples below lo a hint carries, for the
+// density near the cursor at several distances.
+const nearSamples = 8
+
+// nearLadder fills near, ascending, with samples of below (whose last is
+// lo) at distances from lo that grow by half at least: a ladder that
+// reaches from a few records to many pages below lo, however densely the
+// index holds samples there. It looks at a bounded number of samples.
+func nearLadder(near *[nearSamples]sample, below []sample) int {
+	lo := below[len(below)-1].off
+	var rev [nearSamples]sample
+	n, dist := 0, 8
+	for k := len(below) - 2; k >= 0 && k >= len(below)-1-nearScan && n < nearSamples; k-- {
+		if d := lo - below[k].off; d >= dist {
+			rev[n] = below[k]
+			n++
+			dist = d + d/2
+		}
+	}
+	for k := range n {
+		near[k] = rev[n-1-k]
+	}
+	return n
+}
+
+// nearScan bounds the samples nearLadder looks at.
+const nearScan = 256
 
 // NewIndex returns an index holding at most limit samples of at most limit
 // lists; limit < 1 makes an index that remembers nothing.
@@ -71,6 +111,18 @@ func (x *Index) Len() int {
 	return x.total
 }
 
+// Stats returns the lists the index holds and the samples across them,
+// for the admin endpoint. Both are kept as the index changes, so this is
+// constant time and holds the lock no longer than Len.
+func (x *Index) Stats() (lists, samples int) {
+	if x == nil {
+		return 0, 0
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.lists), x.total
+}
+
 func (x *Index) lookup(list, id string) hint {
 	h := hint{end: -1}
 	if x == nil {
@@ -85,11 +137,16 @@ func (x *Index) lookup(list, id string) hint {
 	}
 	x.lru.MoveToFront(p.elem)
 	h.end = p.end
+	h.spread = p.spread
 	i := sort.Search(len(p.samples), func(i int) bool {
 		return x.order.Compare(p.samples[i].id, id) > 0
 	})
 	if i > 0 {
 		h.lo, h.hasLo = p.samples[i-1], true
+	}
+	if i > 1 {
+		h.base, h.hasBase = p.samples[0], true
+		h.nNear = nearLadder(&h.near, p.samples[:i])
 	}
 	if i < len(p.samples) {
 		h.hi, h.hasHi = p.samples[i], true
@@ -137,6 +194,9 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 		x.lists[k] = p
 	} else {
 		x.lru.MoveToFront(p.elem)
+	}
+	if p.answers++; p.spread.n < spreadMemory || p.answers%16 == 0 {
+		p.spread.learn(x.order, a.ids)
 	}
 	switch {
 	case end >= 0:

@@ -167,3 +167,59 @@ func BenchmarkIndexNewListWhenFull(b *testing.B) {
 		x.learn(names[i], run, 11, -1)
 	}
 }
+
+// TestIndexStats checks the counts the admin endpoint shows against what
+// the index holds, through learning, trimming at a list's end, forgetting
+// lists and thinning.
+func TestIndexStats(t *testing.T) {
+	held := func(x *Index) (lists, samples int) {
+		for _, p := range x.lists {
+			samples += len(p.samples)
+		}
+		return len(x.lists), samples
+	}
+	for _, tc := range []struct {
+		name  string
+		limit int
+		learn func(x *Index)
+		lists int
+	}{
+		{"empty", 10, func(*Index) {}, 0},
+		{"two lists", 100, func(x *Index) {
+			x.learn("a", []sample{{0, "1"}, {9, "10"}}, 10, -1)
+			x.learn("b", []sample{{0, "1"}, {4, "5"}, {9, "10"}}, 10, -1)
+		}, 2},
+		{"an end trims samples", 100, func(x *Index) {
+			x.learn("a", []sample{{0, "1"}, {9, "10"}, {19, "20"}}, 20, -1)
+			x.learn("a", nil, 0, 10)
+		}, 1},
+		{"an empty list counts", 100, func(x *Index) { x.learn("a", nil, 0, 0) }, 1},
+		{"lists forgotten", 3, func(x *Index) {
+			for i := range 10 {
+				x.learn(strconv.Itoa(i), []sample{{0, "1"}}, 1, -1)
+			}
+		}, 3},
+		{"one list thinned", 4, func(x *Index) {
+			run := make([]sample, 10)
+			for i := range run {
+				run[i] = sample{i, strconv.Itoa(i + 1)}
+			}
+			x.learn("a", run, 10, -1)
+		}, 1},
+		{"off", -1, func(x *Index) { x.learn("a", []sample{{0, "1"}}, 1, -1) }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := NewIndex(Numeric, tc.limit)
+			tc.learn(x)
+			lists, samples := x.Stats()
+			wantLists, wantSamples := held(x)
+			assert.Equal(t, tc.lists, lists)
+			assert.Equal(t, wantLists, lists)
+			assert.Equal(t, wantSamples, samples)
+			assert.LessOrEqual(t, samples, max(tc.limit, 2))
+		})
+	}
+	var none *Index
+	lists, samples := none.Stats()
+	assert.Zero(t, lists+samples, "a nil index holds nothing")
+}

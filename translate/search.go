@@ -26,26 +26,41 @@ type search struct {
 	interp   bool // whether the next probe may interpolate
 	lastSpan int  // hi - lo before an interpolated probe; 0 after other probes
 
-	// While the end is unknown, numeric ids let the gallop leap to where
-	// the density of ids seen so far puts the cursor: base is the
-	// lowest-offset record seen, the other end of that density.
+	// While the end is unknown, the gallop may leap to where the density
+	// of ids seen so far puts the cursor: base is the lowest-offset record
+	// seen, the far end of that density, and near the samples the index
+	// held just below lo, for the density close to the cursor. spread is
+	// how irregular the gaps are, which sets how wide a leap's window is.
 	baseOff      int
-	baseID       string // "" until a record is seen
-	extrap       bool   // whether the gallop may still extrapolate
-	extrapolated bool   // the window last planned was an extrapolated leap
+	baseID       string              // "" until a record is seen
+	nearAt       [nearSamples]sample // ascending; the first nNear in use
+	nNear        int
+	spread       spread
+	extrap       bool // whether the gallop may still extrapolate
+	extrapolated bool // the window last planned was an extrapolated leap
+	fellShort    bool // a leap found every record at or below the cursor
 }
 
-func newSearch(order Order, cursor string, h hint) *search {
-	s := &search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true}
+// init sets s up to search for the boundary after cursor, starting from
+// what the index hinted.
+func (s *search) init(order Order, cursor string, h *hint) {
+	*s = search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
 	if h.hasLo {
 		s.lo, s.loID = h.lo.off, h.lo.id
 		s.baseOff, s.baseID = h.lo.off, h.lo.id
 	}
+	if h.hasBase && h.base.off < s.baseOff {
+		s.baseOff, s.baseID = h.base.off, h.base.id
+		s.nearAt = h.near
+		s.nNear = h.nNear
+	}
 	if h.hasHi && h.hi.off > s.lo {
 		s.hi, s.hiID = h.hi.off, h.hi.id
 	}
-	return s
 }
+
+// nearSamples returns the samples the index held just below lo.
+func (s *search) nearSamples() []sample { return s.nearAt[:s.nNear] }
 
 // exact reports whether the record at lo is the cursor record itself.
 func (s *search) exact() bool {
@@ -81,11 +96,14 @@ func (s *search) window(need int, plan func(from, to int) Window) Window {
 			return plan(0, probe)
 		}
 		from := lo + s.step
-		if g, ok := s.extrapolate(); ok && g-need/2-1 > from {
-			// Never short of the doubling, so a poor guess costs no
-			// more than the gallop it replaces.
-			from = g - need/2 - 1
+		if first, last, ok := s.leap(); ok && (last > from || !s.fellShort) {
+			// Short of the doubling only until a leap fell short, so a
+			// poor guess costs no more than the gallop it replaces, and a
+			// good one saves the gallop's overshoot. The window holds the
+			// record before the first place the boundary may be, and
+			// the page after the last.
 			s.extrapolated = true
+			return plan(max(first-1, lo), last+need)
 		}
 		return plan(from, from+probe)
 	case hi+need-max(lo, 0) <= probe:
@@ -127,24 +145,127 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 // backend should not be asked for absurd offsets.
 const maxLeap = math.MaxInt32
 
-// extrapolate guesses the boundary while the list's end is unknown, from
-// the density of the ids between base and lo: on evenly spread ids a cold
-// cursor then costs a call or two instead of a gallop and a bisection.
-func (s *search) extrapolate() (int, bool) {
+// unknownSpread stands for the irregularity of gaps nobody has measured:
+// that of a Poisson stream of inserts, wider than most lists need.
+const unknownSpread = 1.0
+
+// leap guesses, while the list's end is unknown, the offsets first..last
+// where the boundary lies, from the density of the ids between base and lo
+// and from the density just below lo (see nearGuess), for lists whose ids
+// thin out or crowd along the list. The range is as wide as the guess is
+// uncertain: on evenly spread ids a cold cursor costs a
+// call or two instead of a gallop and a bisection, and behind a
+// round-robin balancer a page after another instance's costs one.
+func (s *search) leap() (first, last int, ok bool) {
 	if !s.extrap || s.loID == "" || s.baseID == "" || s.lo <= s.baseOff {
-		return 0, false
+		return 0, 0, false
 	}
-	b, ok1 := s.order.value(s.baseID)
-	l, ok2 := s.order.value(s.loID)
-	x, ok3 := s.order.value(s.cursor)
-	if !ok1 || !ok2 || !ok3 || l <= b || x <= l {
-		return 0, false
+	ids := make([]string, 0, 3+len(s.nearSamples()))
+	ids = append(ids, s.baseID, s.loID, s.cursor)
+	for _, n := range s.nearSamples() {
+		ids = append(ids, n.id)
 	}
-	g := float64(s.lo) + (x-l)*float64(s.lo-s.baseOff)/(l-b)
-	if g > maxLeap {
-		return maxLeap, true
+	r := newReading(s.order, &s.spread.used, ids...)
+	b, ok1 := r.value(s.baseID)
+	l, ok2 := r.value(s.loID)
+	x, ok3 := r.value(s.cursor)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, false
 	}
-	return int(g), true
+	cv2 := unknownSpread
+	if s.spread.n > 0 {
+		cv2 = s.spread.cv2
+	}
+	spanFar := s.lo - s.baseOff
+	d, sigma, ok := extrapolation(b, l, x, spanFar, cv2)
+	if !ok {
+		return 0, 0, false
+	}
+	low, high := d-estimateZ*sigma, d+estimateZ*sigma
+	if near, ok := s.nearGuess(&r, l, x, d, sigma, cv2); ok {
+		low, high = near[0], near[1]
+	}
+	low, high = max(low, 0), max(high, 0)
+	if high > maxLeap {
+		return maxLeap, maxLeap, true
+	}
+	return s.lo + 1 + int(low), s.lo + 1 + int(math.Ceil(high)), true
+}
+
+// nearGuess widens the guess d (± sigma), from the density of the whole
+// span below lo, to cover the guess from the density just below lo: ids
+// may thin out or crowd along the list. When the two differ beyond chance,
+// the density drifts, and the range also covers the near density carried
+// on along its trend.
+func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
+	near := s.nearSamples()
+	if len(near) == 0 {
+		return [2]float64{}, false
+	}
+	spanFar := s.lo - s.baseOff
+	// The nearest sample at least half the guessed distance below lo,
+	// chosen again from the near guess when the two differ.
+	pick := func(d float64) int {
+		for k := len(near) - 1; k >= 0; k-- {
+			if n := near[k]; n.off > s.baseOff && s.lo-n.off >= max(int(d/2), 8) && s.lo-n.off < spanFar {
+				return k
+			}
+		}
+		return -1
+	}
+	k := pick(d)
+	if k < 0 {
+		k = 0
+		if near[0].off <= s.baseOff || s.lo-near[0].off >= spanFar {
+			return [2]float64{}, false
+		}
+	}
+	var n1 sample
+	var span int
+	var v1, dn, sn float64
+	for range 2 {
+		n1 = near[k]
+		span = s.lo - n1.off
+		var ok1, ok2 bool
+		v1, ok1 = r.value(n1.id)
+		dn, sn, ok2 = extrapolation(v1, l, x, span, cv2)
+		if !ok1 || !ok2 {
+			return [2]float64{}, false
+		}
+		k2 := pick(dn)
+		if k2 < 0 || k2 == k {
+			break
+		}
+		k = k2
+	}
+	low, high := min(d-estimateZ*sigma, dn-estimateZ*sn), max(d+estimateZ*sigma, dn+estimateZ*sn)
+	if math.Abs(dn-d) <= estimateZ*math.Hypot(sigma, sn) {
+		return [2]float64{low, high}, true
+	}
+	// The density drifts: trust the near one, and carry it on along the
+	// trend from the farthest near sample to n1 and from n1 to lo.
+	low, high = dn-estimateZ*sn, dn+estimateZ*sn
+	// n2: the nearest sample at least twice as far below lo as n1.
+	n2 := near[0]
+	for j := k - 1; j >= 0; j-- {
+		if s.lo-near[j].off >= 2*span {
+			n2 = near[j]
+			break
+		}
+	}
+	if n2.off > s.baseOff && n1.off-n2.off >= max(span/2, 8) {
+		v2, ok := r.value(n2.id)
+		if ok && v1 > v2 && l > v1 {
+			rhoA := float64(n1.off-n2.off) / (v1 - v2)
+			rhoB := float64(span) / (l - v1)
+			slope := (rhoB - rhoA) / (float64(s.lo-n2.off) / 2)
+			trend := (x - l) * (rhoB + slope*(float64(span)+dn)/2)
+			if trend > 0 && !math.IsInf(trend, 0) {
+				low, high = min(low, trend-estimateZ*sn), max(high, trend+estimateZ*sn)
+			}
+		}
+	}
+	return [2]float64{low, high}, true
 }
 
 // observe narrows the bracket with an answer that did not settle the
@@ -157,6 +278,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
 		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
+	s.spread.learn(s.order, ids)
 	switch {
 	case len(ids) == 0 && s.extrapolated:
 		// A leap past the end bounds the list only loosely, and a loose
@@ -183,6 +305,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 			s.dropLo(start)
 		}
 	default: // all at or below the cursor, and the answer was full
+		s.fellShort = s.fellShort || s.extrapolated
 		last := start + len(ids) - 1
 		s.lo, s.loID = last, strings.Clone(ids[len(ids)-1])
 		s.step = max(2*s.step, 2*len(ids))

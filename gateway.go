@@ -1,0 +1,14 @@
+// Package gateway is the module's root package. It exists so that
+//
+//	xcaddy build --with github.com/helpdesk-gateway/gateway
+//
+// works as it does for other Caddy plugins: xcaddy imports the module path
+// itself, and this package imports caddymodule, whose init registers the
+// helpdesk_gateway handler, the helpdesk_legacy reference backend, the
+// admin.api.helpdesk admin endpoint and the `caddy helpdesk` command.
+// It holds no code of its own.
+package gateway
+
+import (
+	_ "github.com/helpdesk-gateway/gateway/caddymodule" // registers the modules
+)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package xcaddy_test
+
+const raceEnabled = false

@@ -1,0 +1,257 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// The steps of Engine.Page. A page is read in calls; each call is planned
+// (plan), read and checked against what the backend is known to serve
+// (read), used to settle where the cursor's records are (settle), and
+// then its records after the cursor are taken (take); when the answer
+// ended before the page did, the next call is stitched on (stitch).
+
+// pageRead is one page in the making: what the steps share.
+type pageRead struct {
+	e        *Engine
+	f        Fetcher
+	rel      Releaser // nil when f cannot free answers early
+	req      Request
+	want     int // the page and one record more, to know if more exist
+	maxCalls int
+	pg       *Page
+	takenOff []int // the offset of each record taken
+	p        planner
+	s        search // where the cursor's records are, once searching
+	offset   int    // offset mode: where the page starts; -1 once searching
+}
+
+// answer is one backend answer as the page reads it: its window, what it
+// says of the backend's page sizes, and the number of its call.
+type answer struct {
+	b    Batch
+	w    Window
+	v    verdict
+	call int
+}
+
+// short reports whether the answer ended the list.
+func (a *answer) short() bool { return a.v == ended || a.v == endedSomewhere }
+
+// start checks the request and sets the page up. A pageRead lives on
+// Page's stack, with the search it holds.
+func (r *pageRead) start(e *Engine, f Fetcher, req Request) error {
+	if req.Size < 1 {
+		return fmt.Errorf("page size %d: must be at least 1", req.Size)
+	}
+	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1, maxCalls: e.MaxCalls,
+		pg: &Page{Source: -1}, p: e.newPlanner(), offset: req.Offset}
+	if r.maxCalls < 1 {
+		r.maxCalls = DefaultMaxCalls
+	}
+	r.rel, _ = f.(Releaser)
+	if req.After != "" {
+		if err := e.Order.Check(req.After); err != nil {
+			return err
+		}
+		r.offset = -1
+		h := e.Index.lookup(req.List, req.After)
+		r.s.init(e.Order, req.After, &h)
+		r.pg.IndexHit = r.s.exact()
+	}
+	return nil
+}
+
+// budget stops a page whose client left or that used up its calls.
+func (r *pageRead) budget(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.pg.Calls == r.maxCalls {
+		return &CallLimitError{Calls: r.pg.Calls}
+	}
+	return nil
+}
+
+// plan plans the next call: in offset mode from the offset, else where the
+// search expects the cursor's records, within the page sizes the backend
+// was seen to serve.
+func (r *pageRead) plan() Window {
+	var s *search
+	if r.offset < 0 {
+		s = &r.s
+	}
+	return r.p.next(s, r.offset, r.want-len(r.pg.IDs))
+}
+
+// release frees the answer of a call that gave the page nothing.
+func (r *pageRead) release(call int) {
+	if r.rel != nil {
+		r.rel.Release(call)
+	}
+}
+
+// read makes the call and judges its answer. It reports ok = false for an
+// answer the page cannot use as it is: records from an offset a clamp may
+// have moved, or a re-read that shows a held answer was not adjacent. When
+// the call re-read the page before a held answer and found it unchanged,
+// the answer returned is the held one.
+func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err error) {
+	b, err := r.f.Fetch(ctx, w)
+	r.pg.Calls++
+	if err != nil {
+		return a, false, err
+	}
+	w, v, err := r.p.judge(w, b)
+	if err != nil {
+		return a, false, err
+	}
+	a = answer{b: b, w: w, v: v, call: r.pg.Calls - 1}
+	p := &r.p
+	if h := p.held; h != nil {
+		// This call re-read the page before a held answer: if it still
+		// ends where it did, the held answer is adjacent.
+		p.held = nil
+		holds := p.edgeHolds(w, b) // before the re-read is released
+		r.release(a.call)
+		if !holds {
+			r.release(h.call)
+			p.belowEnd = -1
+			return a, false, nil
+		}
+		p.edgeChecked = true
+		return answer{b: h.b, w: h.w, v: h.v, call: h.call}, true, nil
+	}
+	if v == unplaced || v == endedSomewhere && r.offset >= 0 {
+		// Records from an offset the engine cannot know: ask again
+		// within the sizes the backend was seen to serve.
+		r.release(a.call)
+		return a, false, nil
+	}
+	r.pg.Fetched += len(b.IDs)
+	// The index takes even an answer a clamp may have moved: its offsets
+	// are hints that answers verify, and a clamp moves records lower,
+	// never past the end it gives.
+	r.e.learn(r.req.List, b.IDs, w.Start, a.short())
+	return a, true, nil
+}
+
+// settle finds where the records after the cursor start in the answer:
+// below is how many of its records are at or below the cursor. It reports
+// ok = false when the answer does not prove that place (it holds no record
+// at or below the cursor and does not start the list, or holds none after
+// it and does not end the list); the search then narrows with it.
+func (r *pageRead) settle(a answer) (below int, ok bool) {
+	start, ids := a.w.Start, a.b.IDs
+	if r.offset >= 0 {
+		return min(r.offset-start, len(ids)), true
+	}
+	below = sort.Search(len(ids), func(i int) bool {
+		return r.e.Order.Compare(ids[i], r.s.cursor) > 0
+	})
+	edge := below == 0 && start > 0 && r.p.adjacent(start)
+	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.short())
+	if settled && edge && !r.p.edgeChecked {
+		// Adjacent only by offsets: hold it, re-read the page before.
+		r.p.held = &heldAnswer{b: a.b, w: a.w, v: a.v, call: a.call}
+		return 0, false
+	}
+	r.p.edgeChecked = false
+	if a.v == endedSomewhere && (!settled || below == 0 && start > 0) {
+		// Only ids place these records; these ids do not.
+		r.release(a.call)
+		return 0, false
+	}
+	if !settled {
+		if below == len(ids) {
+			r.p.endedBelow(start, ids)
+		}
+		if r.s.observe(start, ids, below, a.short()) {
+			r.pg.Relocations++
+		}
+		r.release(a.call) // observe kept copies of what it needs
+		return 0, false
+	}
+	return below, true
+}
+
+// take adds the answer's records after the cursor to the page, and reports
+// whether the page is done: full with its lookahead, or at the list's end.
+func (r *pageRead) take(a answer, below int) (done bool) {
+	pg, ids, start := r.pg, a.b.IDs, a.w.Start
+	if pg.Source < 0 {
+		pg.Source = a.call
+		if r.offset < 0 && below > 1 && !pg.IndexHit {
+			// Remember the cursor's own record, which a wide window holds
+			// inside, not at an edge: a client repeating the request
+			// then costs one call.
+			r.e.Index.learn(r.req.List, []sample{{start + below - 1, ids[below-1]}}, start+below, -1)
+		}
+	}
+	take := min(len(ids)-below, r.want-len(pg.IDs))
+	if len(pg.IDs) == 0 && take > 0 {
+		// Most pages come from one answer: share its slices, capped so
+		// that a stitched call appends to a copy, not into the answer.
+		pg.IDs = ids[below : below+take : below+take]
+		if a.b.Records != nil {
+			pg.Records = a.b.Records[below : below+take : below+take]
+		}
+		r.takenOff = make([]int, 0, r.want)
+	} else {
+		pg.IDs = append(pg.IDs, ids[below:below+take]...)
+		if a.b.Records != nil {
+			pg.Records = append(pg.Records, a.b.Records[below:below+take]...)
+		}
+	}
+	for k := range take {
+		r.takenOff = append(r.takenOff, start+below+k)
+	}
+	return len(pg.IDs) == r.want || below+take == len(ids) && a.short()
+}
+
+// stitch plans the page's next answer after one that ended before the
+// page did: a search from the last record taken, whose place the next
+// answer must confirm, so that the two overlap on it.
+func (r *pageRead) stitch(a answer) error {
+	start := a.w.Start
+	r.p.endedBelow(start, a.b.IDs)
+	last := len(r.pg.IDs) - 1
+	if last < 0 {
+		// Offset mode met an answer that ended before the offset without
+		// being short; read on from where it ended.
+		r.offset = start + len(a.b.IDs)
+		return nil
+	}
+	if !r.p.canOverlap(r.takenOff[last]) {
+		return ErrPageSizeTooSmall
+	}
+	end := -1
+	if r.offset < 0 {
+		end = r.s.end
+	}
+	r.s.init(r.e.Order, r.pg.IDs[last], &hint{
+		lo: sample{off: r.takenOff[last], id: r.pg.IDs[last]}, hasLo: true, end: end,
+	})
+	r.offset = -1
+	return nil
+}
+
+// finish cuts the lookahead off the page, and remembers the last record
+// served and the one after it: the next page's cursor then costs one call.
+func (r *pageRead) finish() *Page {
+	pg := r.pg
+	if len(pg.IDs) > r.req.Size {
+		pg.More = true
+		n := r.req.Size
+		r.e.Index.learn(r.req.List, []sample{
+			{off: r.takenOff[n-1], id: pg.IDs[n-1]},
+			{off: r.takenOff[n], id: pg.IDs[n]},
+		}, r.takenOff[n]+1, -1)
+		pg.IDs = pg.IDs[:n]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:n]
+		}
+	}
+	return pg
+}
