@@ -110,7 +110,7 @@ func TestFetchAllocations(t *testing.T) {
 	r.Header.Set("Accept", "application/json")
 	fetch := func() {
 		f := &fetcher{g: g, r: r, next: next}
-		if _, err := f.Fetch(r.Context(), translate.Window{Page: 1, Size: 3}); err != nil {
+		if _, err := f.Fetch(r.Context(), translate.Window{Start: 0, Size: 3}); err != nil {
 			t.Fatal(err)
 		}
 		f.release()

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,6 +44,10 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		max_body_size        16MiB
 //		max_subrequests      64
 //		max_query_length     8KiB
+//		backend_page_param     _page
+//		backend_per_page_param _perPage
+//		backend_first_page     1
+//		backend_offset_param   offset
 //		max_filters          50
 //		max_filters_length   8KiB
 //		openapi_path         /openapi.json
@@ -65,7 +70,11 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"records_path": &g.RecordsPath,
 		"backend_sort": &g.BackendSort,
 		"id_order":     &g.IDOrder,
-		"openapi_path": &g.OpenAPIPath,
+
+		"backend_page_param":     &g.BackendPageParam,
+		"backend_per_page_param": &g.BackendPerPageParam,
+		"backend_offset_param":   &g.BackendOffsetParam,
+		"openapi_path":           &g.OpenAPIPath,
 	}
 	paths := map[string]*[]string{ // at least one value
 		"cursor_endpoints": &g.CursorEndpoints,
@@ -91,12 +100,30 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"max_filters_length": &g.MaxFiltersLength,
 	}
 	var perPageAt string // where default_per_page was set, for the check against max_per_page
+	// Where each option was set, for the checks of options together.
+	at := map[string]string{}
 	for d.NextBlock(0) {
 		option := d.Val()
+		at[option] = fmt.Sprintf("%s:%d", d.File(), d.Line())
 		if dst, ok := texts[option]; ok {
 			if err := oneArg(d, dst); err != nil {
 				return err
 			}
+			if strings.HasPrefix(option, "backend_") && strings.HasSuffix(option, "_param") {
+				if err := checkParamName(*dst); err != nil {
+					return d.Errf("%s: %v", option, err)
+				}
+			}
+		} else if option == "backend_first_page" {
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return err
+			}
+			if s != "0" && s != "1" {
+				return d.Errf("%s: %q is not 0 or 1; it is the number the backend gives its first page", option, s)
+			}
+			n := int(s[0] - '0')
+			g.BackendFirstPage = &n
 		} else if dst, ok := paths[option]; ok {
 			if *dst = d.RemainingArgs(); len(*dst) == 0 {
 				return d.Errf("%s: at least one path is needed", option)
@@ -144,6 +171,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d), at %s", g.DefaultPerPage, maxPerPage, perPageAt)
+	}
+	var oe *optionError
+	if err := g.checkDialect(); errors.As(err, &oe) {
+		return fmt.Errorf("%v, at %s", err, cmp.Or(at[oe.option], at[oe.other]))
 	}
 	return nil
 }

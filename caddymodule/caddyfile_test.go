@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -261,10 +262,24 @@ func TestLegacyCaddyfile(t *testing.T) {
 	}`)))
 	assert.Equal(t, LegacyBackend{Seed: 7, Records: 500, MaxPerPage: 200, BasePath: "/api", Envelope: "data", Churn: 2.5,
 		ListMaxPerPage: map[string]int{"calls": 137, "tickets/history": 60}, FixedPerPage: map[string]int{"phone_numbers": 40}}, l)
+	l = LegacyBackend{}
+	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
+		per_page_param _page
+		page_param     page
+		first_page     0
+	}`)), "checked as a whole, not option by option")
+	zero := 0
+	assert.Equal(t, &zero, l.FirstPage)
+	l = LegacyBackend{}
+	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
+		offset_param   startAt
+		per_page_param maxResults
+	}`)))
 	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1",
-		"max_per_page /nowhere 10", "max_per_page /calls 0", "fixed_per_page /calls", "fixed_per_page /calls 1 2"} {
+		"max_per_page /nowhere 10", "max_per_page /calls 0", "fixed_per_page /calls", "fixed_per_page /calls 1 2",
+		"first_page 2", "page_param a&b", "offset_param o\npage_param p", "offset_param o\nfirst_page 1", "page_param _perPage"} {
 		err := new(LegacyBackend).UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_legacy {\n" + bad + "\n}"))
-		assert.ErrorContains(t, err, "Testfile:2", bad)
+		assert.ErrorContains(t, err, fmt.Sprintf("Testfile:%d", 2+strings.Count(bad, "\n")), bad)
 	}
 }
 
@@ -272,7 +287,7 @@ func TestLegacyCaddyfile(t *testing.T) {
 // default and production Caddyfiles: they adapt without warnings and every
 // module provisions.
 func TestShippedCaddyfilesValidate(t *testing.T) {
-	for _, name := range []string{"Caddyfile", "Caddyfile.production"} {
+	for _, name := range []string{"Caddyfile", "Caddyfile.production", "Caddyfile.page-per-page", "Caddyfile.offset-limit"} {
 		t.Run(name, func(t *testing.T) {
 			text, err := os.ReadFile("../" + name)
 			require.NoError(t, err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"strconv"
+
 	"slices"
 	"strings"
 	"time"
@@ -120,6 +122,16 @@ Example: caddy helpdesk filters check '[["status","IN","C,L"],["date_created","D
 	return cmd
 }
 
+// flagNames spells the gateway's paging options as verify's flags, for
+// the messages of checkDialect.
+var flagNames = strings.NewReplacer(
+	"backend_page_param", "--backend-page-param",
+	"backend_per_page_param", "--backend-per-page-param",
+	"backend_first_page", "--backend-first-page",
+	"backend_offset_param", "--backend-offset-param",
+	"backend_sort", "--backend-sort",
+)
+
 func openAPICommand() *cobra.Command {
 	var configFile, adapter, server string
 	cmd := &cobra.Command{
@@ -233,14 +245,18 @@ func verifyCommand() *cobra.Command {
 		headers []string
 		order   string
 		timeout time.Duration
+		dialect Gateway // the backend_* paging options, as the gateway takes them
+		first   string  // --backend-first-page; "" when not given
 	)
 	cmd := &cobra.Command{
 		Use:   "verify --url <gateway base URL> --endpoint /calls [--backend <backend base URL>] [--per-page N] [--header 'K: V']...",
 		Short: "Walk an endpoint by cursor and by _page through the gateway, and on the backend, and compare",
 		Long: `Walks a cursor endpoint through the gateway by _page, then by cursor
 (following next_page_cursor), and compares the two. With --backend it first
-walks the same list on the backend itself, by _page with --backend-sort until
-an empty page, and compares that with the cursor walk too.
+walks the same list on the backend itself, in its paging dialect (the
+--backend-*-param and --backend-first-page flags, named as the gateway's
+options; default _page/_perPage) with --backend-sort until an empty page,
+and compares that with the cursor walk too.
 
 Without --backend both walks go through the gateway, so a gateway that ends
 a walk early or reads the wrong offsets (as when the backend pages in a way
@@ -260,13 +276,16 @@ It reports:
               not counted (this assumes the backend never reuses an id)
   lost        (--backend) an id in the backend's list before and after the
               cursor walk that the cursor walk never served
+  paging      (--backend) the backend answered the second window as the first:
+              it does not page by the page or offset parameter it was given
   request     a request that failed or an answer without a records array
   incomplete  a walk that did not end within --max-pages
 
 Records that change during the walks make the _page walk repeat or skip
 records; that is noted, not counted. With --backend it also reports what
-it saw of the backend (its page-size limit, whether _page starts at 0 or 1,
-its id order) and prints the Caddyfile lines that match. Progress goes to
+it saw of the backend (its page-size limit, whether its pages start at 0
+or 1, whether it reads the page or offset parameter, its id order) and
+prints the Caddyfile lines that match. Progress goes to
 stderr every few seconds; the report to stdout. Exits 1 when any problem
 was found.`,
 		Args: cobra.NoArgs,
@@ -286,6 +305,18 @@ was found.`,
 			if timeout <= 0 {
 				return fmt.Errorf("--timeout %v: want a positive duration", timeout)
 			}
+			if first != "" {
+				n, err := strconv.Atoi(first)
+				if err != nil {
+					return fmt.Errorf("--backend-first-page %q: want 0 or 1", first)
+				}
+				dialect.BackendFirstPage = &n
+			}
+			dialect.BackendSort = cfg.BackendSort
+			if err := dialect.checkDialect(); err != nil {
+				return errors.New(flagNames.Replace(err.Error()))
+			}
+			cfg.BackendPaging = dialect.backendDialect()
 			transport := http.DefaultTransport.(*http.Transport).Clone()
 			cfg.Client = &http.Client{Timeout: timeout, Transport: transport}
 			defer transport.CloseIdleConnections()
@@ -316,7 +347,11 @@ was found.`,
 	fl.DurationVar(&timeout, "timeout", 30*time.Second, "timeout of each request")
 	fl.StringVar(&cfg.BackendURL, "backend", "", "base URL of the backend itself, e.g. http://127.0.0.1:9080: also walk it directly and report records the gateway lost")
 	fl.StringVar(&cfg.BackendSort, "backend-sort", "_sortField=id&_sortDir=ASC", "the gateway's backend_sort, for the backend walk")
-	fl.IntVar(&cfg.BackendPerPage, "backend-per-page", 1000, "_perPage of the backend walk (the gateway's backend_max_per_page)")
+	fl.IntVar(&cfg.BackendPerPage, "backend-per-page", 1000, "page size of the backend walk (the gateway's backend_max_per_page)")
+	fl.StringVar(&dialect.BackendPageParam, "backend-page-param", "", "the backend's page number parameter (as backend_page_param); default _page")
+	fl.StringVar(&dialect.BackendPerPageParam, "backend-per-page-param", "", "the backend's page size or limit parameter (as backend_per_page_param); default _perPage")
+	fl.StringVar(&first, "backend-first-page", "", "the number of the backend's first page, 0 or 1 (as backend_first_page); default 1")
+	fl.StringVar(&dialect.BackendOffsetParam, "backend-offset-param", "", "the backend's offset parameter, for a backend paged by offset and limit (as backend_offset_param)")
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("endpoint")
 	return cmd

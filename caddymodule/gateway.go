@@ -18,6 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -130,6 +131,19 @@ type Gateway struct {
 	// answers stay as API clients of the help-desk API know them.
 	LinkHeader bool `json:"link_header,omitempty"`
 
+	// BackendPageParam names the backend's page number. Default: _page.
+	BackendPageParam string `json:"backend_page_param,omitempty"`
+	// BackendPerPageParam names the backend's page size, or its limit
+	// with BackendOffsetParam. Default: _perPage.
+	BackendPerPageParam string `json:"backend_per_page_param,omitempty"`
+	// BackendFirstPage is the number of the backend's first page, 0 or 1.
+	// Default: 1. A pointer, since 0 is a value here, not the default.
+	BackendFirstPage *int `json:"backend_first_page,omitempty"`
+	// BackendOffsetParam, when set, names the offset of a window's first
+	// record: the backend is asked by offset and limit, with no page
+	// number. Default: none, the backend is asked by page.
+	BackendOffsetParam string `json:"backend_offset_param,omitempty"`
+
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
 	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
@@ -143,6 +157,8 @@ type Gateway struct {
 
 	order       translate.Order
 	sortParams  url.Values      // backend_sort, parsed
+	dialect     legacy.Dialect  // the backend's paging names
+	backendOnly []string        // the dialect's names that are not the clients' as well
 	shadowNames []string        // the names parameters must not pass for; see shadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	endpoints   map[string]*endpoint
@@ -204,7 +220,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	}
 	g.order, _ = translate.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
-	g.shadowNames = shadowNames(g.sortParams)
+	g.dialect = g.backendDialect()
+	g.backendOnly = backendOnlyParams(g.dialect)
+	g.shadowNames = shadowNames(g.sortParams, g.dialect)
 	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
 	for _, name := range g.DropBackendHeaders {
 		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
@@ -217,6 +235,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
+			Offsets:     g.dialect.Offsets(),
 		}, m: newEndpointMetrics(name, true)}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
 		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
@@ -353,6 +372,9 @@ func (g *Gateway) Validate() error {
 	}
 	if g.DefaultPerPage > g.MaxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d)", g.DefaultPerPage, g.MaxPerPage)
+	}
+	if err := g.checkDialect(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -23,7 +25,8 @@ func init() {
 }
 
 // LegacyBackend serves the reference legacy help-desk backend: lists paged
-// only by _page/_perPage, newest first unless sorted, with optional churn.
+// only by _page/_perPage (or the paging dialect it is given), newest first
+// unless sorted, with optional churn.
 // It lets one Caddyfile run the gateway and a backend to try it on.
 type LegacyBackend struct {
 	// Seed makes the data set; the same seed gives the same records.
@@ -47,6 +50,14 @@ type LegacyBackend struct {
 	// Churn is the number of inserts and deletes per second per list.
 	Churn float64 `json:"churn,omitempty"`
 
+	// PageParam, PerPageParam, FirstPage and OffsetParam are the
+	// backend's paging dialect, as the gateway's backend_* options of the
+	// same names describe it: _page and _perPage from 1 by default.
+	PageParam    string `json:"page_param,omitempty"`
+	PerPageParam string `json:"per_page_param,omitempty"`
+	FirstPage    *int   `json:"first_page,omitempty"`
+	OffsetParam  string `json:"offset_param,omitempty"`
+
 	backend *reference.Backend
 }
 
@@ -60,6 +71,9 @@ func (LegacyBackend) CaddyModule() caddy.ModuleInfo {
 
 // Provision generates the data set and starts the churn.
 func (l *LegacyBackend) Provision(caddy.Context) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
 	l.backend = reference.New(reference.Config{
 		Seed:           l.Seed,
 		Records:        l.Records,
@@ -69,8 +83,40 @@ func (l *LegacyBackend) Provision(caddy.Context) error {
 		BasePath:       l.BasePath,
 		Envelope:       l.Envelope,
 		ChurnPerSecond: l.Churn,
+		Paging: legacy.Dialect{
+			Page:     l.PageParam,
+			PerPage:  l.PerPageParam,
+			FromZero: l.FirstPage != nil && *l.FirstPage == 0,
+			Offset:   l.OffsetParam,
+		},
 	})
 	l.backend.Start()
+	return nil
+}
+
+// Validate checks the paging dialect: plain parameter names, two of
+// them, a first page of 0 or 1, and no page options next to an offset.
+func (l *LegacyBackend) Validate() error {
+	names := []struct{ option, value string }{
+		{"page_param", l.PageParam}, {"per_page_param", l.PerPageParam}, {"offset_param", l.OffsetParam},
+	}
+	for _, n := range names {
+		if n.value != "" {
+			if err := checkParamName(n.value); err != nil {
+				return fmt.Errorf("%s: %v", n.option, err)
+			}
+		}
+	}
+	if l.FirstPage != nil && *l.FirstPage != 0 && *l.FirstPage != 1 {
+		return fmt.Errorf("first_page: %d is not 0 or 1", *l.FirstPage)
+	}
+	if l.OffsetParam != "" && (l.PageParam != "" || l.FirstPage != nil) {
+		return fmt.Errorf("offset_param %q pages by offset, with no page number: remove page_param and first_page", l.OffsetParam)
+	}
+	d := legacy.Dialect{Page: l.PageParam, PerPage: l.PerPageParam, Offset: l.OffsetParam}
+	if p := d.Params(); sameParam(p[0], p[1]) {
+		return fmt.Errorf("per_page_param %q is the same parameter as %q; the backend needs two", p[1], p[0])
+	}
 	return nil
 }
 
@@ -105,12 +151,17 @@ func parseLegacy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		base_path    /api/v3
 //		envelope     data
 //		churn        5
+//		page_param     page      # default _page
+//		per_page_param per_page  # default _perPage
+//		first_page     0         # default 1
+//		offset_param   offset    # pages by offset and limit instead
 //	}
 func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	var pagingAt string // where the paging dialect was last set, for its check
 	for d.NextBlock(0) {
 		option := d.Val()
 		if option == "fixed_per_page" || option == "max_per_page" && d.CountRemainingArgs() == 2 {
@@ -141,6 +192,18 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			l.BasePath = s
 		case "envelope":
 			l.Envelope = s
+		case "page_param":
+			l.PageParam = s
+		case "per_page_param":
+			l.PerPageParam = s
+		case "offset_param":
+			l.OffsetParam = s
+		case "first_page":
+			if s != "0" && s != "1" {
+				err = strconv.ErrSyntax
+			}
+			n := int(s[0] - '0')
+			l.FirstPage = &n
 		case "churn":
 			l.Churn, err = strconv.ParseFloat(s, 64)
 			if err == nil && (l.Churn < 0 || l.Churn > 1e6) {
@@ -152,6 +215,12 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if err != nil {
 			return d.Errf("%s: %q is not a valid value", option, s)
 		}
+		if strings.HasSuffix(option, "_param") || option == "first_page" {
+			pagingAt = fmt.Sprintf("%s:%d", d.File(), d.Line())
+		}
+	}
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("%v, at %s", err, pagingAt)
 	}
 	return nil
 }

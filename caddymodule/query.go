@@ -2,11 +2,14 @@ package caddymodule
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
 // pageQuery is what a client asked of a cursor endpoint.
@@ -72,6 +75,9 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 			seen[key] = true
 		}
 		if dst == nil {
+			if slices.Contains(g.backendOnly, key) {
+				return q, badQuery("%.40s is the backend's own paging parameter, which the gateway sets; send _page and _perPage for a numbered page, or _cursor to continue a walk", key)
+			}
 			if want, ok := g.sortParams[key]; ok && key != "_filters" {
 				// One of backend_sort's own parameters: the backend gets
 				// the gateway's value, once.
@@ -148,11 +154,13 @@ var pagingParams = []string{"_cursor", "_page", "_perPage", "_sortField", "_sort
 var windowParams = []string{"_from", "_to"}
 
 // shadowNames lists the gateway's own parameters on a cursor endpoint,
-// pagingParams, windowParams and backend_sort's, each once: the names a
-// client must not smuggle past it in another spelling.
-func shadowNames(sortParams url.Values) []string {
+// each once: the names a client must not smuggle past it in another
+// spelling. They are pagingParams, windowParams, backend_sort's, and the
+// names the backend's paging dialect writes (backend_page_param and the
+// like), since each of them selects the window the backend answers.
+func shadowNames(sortParams url.Values, d legacy.Dialect) []string {
 	names := slices.Concat(pagingParams, windowParams)
-	for name := range sortParams {
+	for _, name := range slices.Concat(slices.Collect(maps.Keys(sortParams)), d.Params()) {
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
@@ -167,7 +175,9 @@ func shadowNames(sortParams url.Values) []string {
 func shadowError(rawKey, key string, names []string) error {
 	read := backendReading(key)
 	for _, name := range names {
-		if key != name && strings.EqualFold(read, name) {
+		// A bracketed name, page[size], is read under its root: a client
+		// may send nothing a backend would merge into it.
+		if key != name && strings.EqualFold(read, backendReading(name)) {
 			return badQuery("the parameter name %.40q could be read as %s by the backend: send %s spelt exactly so, once", rawKey, name, name)
 		}
 	}

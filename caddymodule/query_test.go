@@ -7,11 +7,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
 func testGateway() *Gateway {
 	// The fields Provision would fill that parsePageQuery reads.
-	return &Gateway{IDField: "id", DefaultPerPage: 10, MaxPerPage: 100, MaxQueryLength: 512, shadowNames: shadowNames(nil)}
+	return &Gateway{IDField: "id", DefaultPerPage: 10, MaxPerPage: 100, MaxQueryLength: 512, shadowNames: shadowNames(nil, legacy.Dialect{})}
 }
 
 func TestParsePageQuery(t *testing.T) {
@@ -84,7 +86,7 @@ func TestParsePageQuery(t *testing.T) {
 func TestParsePageQueryCustomSort(t *testing.T) {
 	g := testGateway()
 	g.sortParams = url.Values{"sort": {"id"}, "order": {"asc"}}
-	g.shadowNames = shadowNames(g.sortParams)
+	g.shadowNames = shadowNames(g.sortParams, legacy.Dialect{})
 	for _, tc := range []struct{ raw, forward, wantErr string }{
 		{raw: "sort=id&order=ASC&x=1", forward: "x=1"},
 		{raw: "sort=date", wantErr: "omit sort, or send sort=id"},

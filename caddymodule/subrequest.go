@@ -125,6 +125,10 @@ func (f *fetcher) useRoom() {
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
+	if !w.Aligned() && !f.g.dialect.Offsets() {
+		// The engine plans such windows for offset backends only.
+		return translate.Batch{}, fmt.Errorf("window at offset %d of size %d is not a page the backend can be asked for", w.Start, w.Size)
+	}
 	f.useRoom()
 	// One string holds the request URI and, after its '?', the query:
 	// one allocation where building each apart took three. (The URI is
@@ -133,7 +137,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	path := f.r.URL.EscapedPath()
 	uri := append(room[:0], path...)
 	uri = append(uri, '?')
-	requestURI := string(legacy.AppendQuery(uri, f.forward, f.g.BackendSort, w))
+	requestURI := string(f.g.dialect.AppendQuery(uri, f.forward, f.g.BackendSort, w))
 	query := requestURI[len(path)+1:]
 	f.queries = append(f.queries, query)
 	// Each call gets a fresh clone with its own query: the client's request

@@ -39,7 +39,7 @@ func TestSubrequestsHaveVarsOfTheirOwn(t *testing.T) {
 	g := &Gateway{IDField: "id", MaxBodySize: 1 << 20, BackendSort: defaultBackendSort}
 	f := &fetcher{g: g, r: r, next: next}
 	for page := 1; page <= 2; page++ {
-		_, err := f.Fetch(ctx, translate.Window{Page: page, Size: 2})
+		_, err := f.Fetch(ctx, translate.Window{Start: (page - 1) * 2, Size: 2})
 		require.NoError(t, err)
 	}
 	require.Len(t, seen, 2)
@@ -69,7 +69,7 @@ func TestSubrequestURI(t *testing.T) {
 			g := &Gateway{IDField: "id", MaxBodySize: 1 << 20, BackendSort: defaultBackendSort}
 			f := &fetcher{g: g, r: r, next: next, forward: tc.forward}
 			defer f.release()
-			_, err := f.Fetch(t.Context(), translate.Window{Page: 3, Size: 2})
+			_, err := f.Fetch(t.Context(), translate.Window{Start: 4, Size: 2})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantURI, got.RequestURI)
 			assert.Equal(t, got.URL.RequestURI(), got.RequestURI, "as URL.RequestURI gives it")

@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 func TestParseBody(t *testing.T) {
@@ -73,11 +71,4 @@ func TestAppendPage(t *testing.T) {
 		assert.True(t, json.Valid(empty), string(empty))
 		assert.Len(t, empty, b.PageSize(nil))
 	}
-}
-
-func TestAppendQuery(t *testing.T) {
-	w := translate.Window{Page: 3, Size: 25}
-	assert.Equal(t, "a=1&b=%20&_sortField=id&_sortDir=ASC&_page=3&_perPage=25",
-		string(AppendQuery(nil, "a=1&b=%20", "_sortField=id&_sortDir=ASC", w)))
-	assert.Equal(t, "_page=3&_perPage=25", string(AppendQuery(nil, "", "", w)))
 }

@@ -65,7 +65,7 @@ func reportCounts(b *testing.B, l deepFetcher, calls0, fetched0 int) {
 func naiveScan(f Fetcher, order Order, after string, size int) []string {
 	var out []string
 	for page := 1; ; page++ {
-		batch, err := f.Fetch(context.Background(), Window{Page: page, Size: size})
+		batch, err := f.Fetch(context.Background(), Window{Start: (page - 1) * size, Size: size})
 		if err != nil {
 			panic(err)
 		}
@@ -108,7 +108,7 @@ func (l *lexicalList) Fetch(_ context.Context, w Window) (Batch, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls++
-	from := min(w.Start(), len(l.ids))
+	from := min(w.Start, len(l.ids))
 	to := min(from+w.Size, len(l.ids))
 	l.fetched += to - from
 	return Batch{IDs: l.ids[from:to:to]}, nil

@@ -7,7 +7,8 @@ import (
 )
 
 // Fetcher makes one backend list call: the records at offsets
-// [w.Start(), w.Start()+w.Size), sorted ascending by id.
+// [w.Start, w.Start+w.Size), sorted ascending by id. Windows are Aligned
+// unless Engine.Offsets is set.
 type Fetcher interface {
 	Fetch(ctx context.Context, w Window) (Batch, error)
 }
@@ -63,6 +64,11 @@ type Engine struct {
 	MaxPageSize int    // the largest page size the backend serves
 	MaxCalls    int    // backend calls allowed per page; 0 means 64
 	Index       *Index // shared position index; nil for none
+	// Offsets says the backend takes windows at any offset (an offset and
+	// a limit, not a page number): a window then starts where the page
+	// starts, with no alignment to page boundaries, and a clamp cuts an
+	// answer short without moving it.
+	Offsets bool
 
 	// OnLearn, when set, is called each time the backend's answers prove
 	// a page-size limit below MaxPageSize (fixed: the backend ignores
@@ -104,7 +110,10 @@ type BackendError struct {
 }
 
 func (e *BackendError) Error() string {
-	return fmt.Sprintf("backend page %d of size %d: %s", e.Window.Page, e.Window.Size, e.Reason)
+	if !e.Window.Aligned() {
+		return fmt.Sprintf("backend window at offset %d of size %d: %s", e.Window.Start, e.Window.Size, e.Reason)
+	}
+	return fmt.Sprintf("backend page %d of size %d: %s", e.Window.Page(), e.Window.Size, e.Reason)
 }
 
 // Page reads one page.

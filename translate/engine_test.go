@@ -88,7 +88,7 @@ func TestPageLexicalIDs(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("k%04x", i*7))
 	}
 	f := FetcherFunc(func(_ context.Context, w Window) (Batch, error) {
-		from := min(w.Start(), len(ids))
+		from := min(w.Start, len(ids))
 		return Batch{IDs: ids[from:min(from+w.Size, len(ids))]}, nil
 	})
 	e := &Engine{Order: Lexical, MaxPageSize: 100, Index: NewIndex(Lexical, 100)}

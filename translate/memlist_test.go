@@ -2,6 +2,7 @@ package translate
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -24,6 +25,10 @@ type memList struct {
 	// Either way the page number counts pages of the size it served, as a
 	// real backend's does.
 	clampAt, fixed int
+	// offsets makes the list take a window's offset, as an offset/limit
+	// backend does, instead of its page number: a clamp then cuts a
+	// window short but never moves it.
+	offsets bool
 }
 
 func newMemList(ids []int64) *memList {
@@ -64,7 +69,13 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	case l.clampAt > 0:
 		size = min(size, l.clampAt)
 	}
-	from := min((w.Page-1)*size, len(l.ids))
+	from := (w.Page() - 1) * size // the page as the backend counts it
+	if l.offsets {
+		from = w.Start
+	} else if !w.Aligned() {
+		panic(fmt.Sprintf("window %+v asked of a backend that pages by number", w))
+	}
+	from = min(from, len(l.ids))
 	to := min(from+size, len(l.ids))
 	b := Batch{IDs: make([]string, 0, to-from)}
 	for _, id := range l.ids[from:to] {

@@ -133,7 +133,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	// The index takes even an answer a clamp may have moved: its offsets
 	// are hints that answers verify, and a clamp moves records lower,
 	// never past the end it gives.
-	r.e.learn(r.req.List, b.IDs, w.Start(), a.short())
+	r.e.learn(r.req.List, b.IDs, w.Start, a.short())
 	return a, true, nil
 }
 
@@ -143,7 +143,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 // at or below the cursor and does not start the list, or holds none after
 // it and does not end the list); the search then narrows with it.
 func (r *pageRead) settle(a answer) (below int, ok bool) {
-	start, ids := a.w.Start(), a.b.IDs
+	start, ids := a.w.Start, a.b.IDs
 	if r.offset >= 0 {
 		return min(r.offset-start, len(ids)), true
 	}
@@ -179,7 +179,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 // take adds the answer's records after the cursor to the page, and reports
 // whether the page is done: full with its lookahead, or at the list's end.
 func (r *pageRead) take(a answer, below int) (done bool) {
-	pg, ids, start := r.pg, a.b.IDs, a.w.Start()
+	pg, ids, start := r.pg, a.b.IDs, a.w.Start
 	if pg.Source < 0 {
 		pg.Source = a.call
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
@@ -214,7 +214,7 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 // page did: a search from the last record taken, whose place the next
 // answer must confirm, so that the two overlap on it.
 func (r *pageRead) stitch(a answer) error {
-	start := a.w.Start()
+	start := a.w.Start
 	r.p.endedBelow(start, a.b.IDs)
 	last := len(r.pg.IDs) - 1
 	if last < 0 {

@@ -102,11 +102,18 @@ func (v sizeView) trusted() int {
 }
 
 // plan returns the call for offsets [from, to) within what the backend
-// serves: the one place a window becomes a backend page. A window may
-// cover less than asked; the engine stitches the rest on.
-func (v sizeView) plan(from, to, cap int) Window {
-	if v.fixed {
-		return Window{Page: max(from, 0)/v.limit + 1, Size: v.limit}
+// serves: the one place a window becomes a backend call. A window may
+// cover less than asked; the engine stitches the rest on. With offsets
+// the window starts at from, whatever its size: no alignment, so no
+// record before from is fetched.
+func (v sizeView) plan(from, to, cap int, offsets bool) Window {
+	switch {
+	case v.fixed && offsets:
+		return Window{Start: max(from, 0), Size: v.limit}
+	case v.fixed:
+		return Window{Start: max(from, 0) / v.limit * v.limit, Size: v.limit}
+	case offsets:
+		return PlanOffsetWindow(from, to, min(cap, v.limit))
 	}
 	return PlanWindow(from, to, min(cap, v.limit))
 }
@@ -134,8 +141,11 @@ const (
 )
 
 // judge classifies an answer of n records to window w. Long answers are
-// handled before: n <= w.Size here.
-func (v sizeView) judge(w Window, n int) verdict {
+// handled before: n <= w.Size here. An anchored answer starts where it was
+// asked to whatever the backend clamps: from offset 0, or from any offset
+// on a backend asked by offset, where a clamp cuts the window short but
+// never moves it.
+func (v sizeView) judge(w Window, n int, anchored bool) verdict {
 	switch {
 	case n == w.Size:
 		return full
@@ -143,11 +153,11 @@ func (v sizeView) judge(w Window, n int) verdict {
 		// An empty answer bounds the list whatever the backend clamps:
 		// any clamp moves a page to a lower offset, never a higher one.
 		return ended
-	case w.Page == 1 && n < max(v.seen, MinBackendPageSize):
+	case anchored && n < max(v.seen, MinBackendPageSize):
 		// A clamp serves at least the largest answer seen, so an answer
 		// short of that is short of any clamp: the list's end.
 		return ended
-	case w.Page == 1:
+	case anchored:
 		return open
 	case n < max(v.seen, MinBackendPageSize):
 		return endedSomewhere
@@ -156,10 +166,11 @@ func (v sizeView) judge(w Window, n int) verdict {
 }
 
 // longAnswer handles an answer with more records than asked: the backend
-// ignores _perPage. From offset 0 the records are right and the answer is
-// taken as the page of its own size; elsewhere it came from an offset the
-// engine cannot know and is asked again at the learned size.
-func (e *Engine) longAnswer(w Window, n int) (Window, bool, error) {
+// ignores _perPage. When anchored (see judge) the records are right and
+// the answer is taken as the window of its own size; elsewhere it came
+// from an offset the engine cannot know and is asked again at the learned
+// size.
+func (e *Engine) longAnswer(w Window, n int, anchored bool) (Window, bool, error) {
 	if n > e.MaxPageSize {
 		return w, false, &BackendError{Window: w, Setting: "backend_max_per_page", Reason: fmt.Sprintf(
 			"%d records for a page of %d, more than backend_max_per_page (%d): the backend ignores _perPage; set backend_max_per_page %d or more",
@@ -168,8 +179,8 @@ func (e *Engine) longAnswer(w Window, n int) (Window, bool, error) {
 	if e.sizes.ignore(n) {
 		e.learned(n, true)
 	}
-	if w.Page == 1 {
-		return Window{Page: 1, Size: n}, true, nil
+	if anchored {
+		return Window{Start: w.Start, Size: n}, true, nil
 	}
 	return w, false, nil
 }
@@ -183,7 +194,7 @@ func (e *Engine) learned(limit int, fixed bool) {
 
 // suspect is a clamp the page has not yet proved or ruled out: an answer
 // of n records from window w, short of w.Size. If the list holds a record
-// at or past w.Start()+n, the answer was not its end: a clamp at n.
+// at or past w.Start+n, the answer was not its end: a clamp at n.
 type suspect struct {
 	n, end int
 }
@@ -234,7 +245,7 @@ type heldAnswer struct {
 // ends, as before, with the record at belowEnd-1.
 func (p *planner) edgeHolds(w Window, b Batch) bool {
 	n := len(b.IDs)
-	return n > 0 && w.Start()+n == p.belowEnd && b.IDs[n-1] == p.belowID
+	return n > 0 && w.Start+n == p.belowEnd && b.IDs[n-1] == p.belowID
 }
 
 func (e *Engine) newPlanner() planner {
@@ -256,9 +267,10 @@ func (p *planner) refresh() {
 
 // next plans the next call: from offset in offset mode, else by search.
 func (p *planner) next(s *search, offset, need int) Window {
-	plan := func(from, to int) Window { return p.v.plan(from, to, p.cap) }
+	plan := func(from, to int) Window { return p.v.plan(from, to, p.cap, p.e.Offsets) }
 	if p.held != nil {
-		return Window{Page: (p.belowEnd-1)/p.v.limit + 1, Size: p.v.limit}
+		// Re-read the fixed page that ends at belowEnd.
+		return Window{Start: (p.belowEnd - 1) / p.v.limit * p.v.limit, Size: p.v.limit}
 	}
 	var w Window
 	if offset >= 0 {
@@ -266,8 +278,8 @@ func (p *planner) next(s *search, offset, need int) Window {
 	} else {
 		w = s.window(need, plan)
 	}
-	if p.v.fixed && p.belowEnd >= 0 && w.Start()+w.Size == p.belowEnd {
-		w.Page++ // that page was just read; the one after it holds what follows
+	if p.v.fixed && !p.e.Offsets && p.belowEnd >= 0 && w.Start+w.Size == p.belowEnd {
+		w.Start += w.Size // that page was just read; the one after it holds what follows
 	}
 	return w
 }
@@ -284,13 +296,18 @@ func (p *planner) endedBelow(start int, ids []string) {
 }
 
 // adjacent reports whether an answer from offset start follows, on fixed
-// pages, an answer that ended at or below the cursor.
-func (p *planner) adjacent(start int) bool { return p.v.fixed && start == p.belowEnd }
+// pages, an answer that ended at or below the cursor. An offset backend
+// never needs it: its windows start at the record they must hold.
+func (p *planner) adjacent(start int) bool { return p.v.fixed && !p.e.Offsets && start == p.belowEnd }
+
+// anchored reports whether an answer to w starts where it was asked
+// whatever the backend clamps (see judge).
+func (p *planner) anchored(w Window) bool { return w.Start == 0 || p.e.Offsets }
 
 // canOverlap reports whether one call can hold the record at off and the
 // one after it, as a stitched call must.
 func (p *planner) canOverlap(off int) bool {
-	return p.v.fixed || PlanWindow(off, off+2, min(p.cap, p.v.limit)).Size >= 2
+	return p.v.fixed || p.e.Offsets || PlanWindow(off, off+2, min(p.cap, p.v.limit)).Size >= 2
 }
 
 // judge checks an answer to w and says how far it can be trusted. An
@@ -299,7 +316,7 @@ func (p *planner) canOverlap(off int) bool {
 func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 	n := len(b.IDs)
 	if n > w.Size {
-		nw, usable, err := p.e.longAnswer(w, n)
+		nw, usable, err := p.e.longAnswer(w, n, p.anchored(w))
 		if err != nil {
 			return w, full, err
 		}
@@ -312,10 +329,10 @@ func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 	if err := p.e.check(b, w); err != nil {
 		return w, full, err
 	}
-	v := p.v.judge(w, n)
+	v := p.v.judge(w, n, p.anchored(w))
 	p.e.sizes.saw(n)
 	p.v.seen = max(p.v.seen, n)
-	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sus, w.Start(), n, v) {
+	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sus, w.Start, n, v) {
 		p.sus = nil
 		p.refresh()
 	}
@@ -323,7 +340,7 @@ func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 	case open, unplaced:
 		// judge says n is at least every answer seen before: a clamp at
 		// n, unless the list ends here. Trusted calls will tell.
-		p.sus = &suspect{n: n, end: w.Start() + n}
+		p.sus = &suspect{n: n, end: w.Start + n}
 		p.cap = p.v.trusted()
 	case endedSomewhere:
 		p.cap = p.v.trusted()

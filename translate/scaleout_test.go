@@ -32,7 +32,7 @@ func (l *sharedList) Fetch(_ context.Context, w Window) (Batch, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls++
-	from := min(w.Start(), len(l.ids))
+	from := min(w.Start, len(l.ids))
 	to := min(from+w.Size, len(l.ids))
 	l.fetched += to - from
 	return Batch{IDs: l.ids[from:to:to]}, nil

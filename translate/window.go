@@ -1,11 +1,27 @@
 package translate
 
-// Window is one backend call: page Page (1-based) of size Size, holding
-// the records at offsets [Start(), Start()+Size).
-type Window struct{ Page, Size int }
+// Window is one backend call: the records at offsets [Start, Start+Size).
+// A backend that pages by number serves only windows that start on a
+// multiple of their size (Aligned), as page Page of size Size; one that
+// takes an offset and a limit serves any.
+type Window struct{ Start, Size int }
 
-// Start is the offset of the window's first record.
-func (w Window) Start() int { return (w.Page - 1) * w.Size }
+// Page is the 1-based number of the window as a page of size Size; it
+// names the window only when it is Aligned.
+func (w Window) Page() int { return w.Start/max(w.Size, 1) + 1 }
+
+// Aligned reports whether the window is a whole page of its size, the
+// only windows a page-numbered backend can be asked for.
+func (w Window) Aligned() bool { return w.Size > 0 && w.Start%w.Size == 0 }
+
+// PlanOffsetWindow returns the call that covers offsets [from, to) on a
+// backend that takes any offset: exactly that range, cut to maxSize, so
+// that no record is fetched without need. The engine stitches on what a
+// cut leaves out.
+func PlanOffsetWindow(from, to, maxSize int) Window {
+	from = max(from, 0)
+	return Window{Start: from, Size: min(max(to-from, 1), max(maxSize, 1))}
+}
 
 // PlanWindow returns the backend page that covers offsets [from, to) in one
 // call with the smallest page size up to maxSize, so that no record is
@@ -28,7 +44,7 @@ func PlanWindow(from, to, maxSize int) Window {
 	// within a few steps of width, so this loop is short.
 	for s := width; s <= maxSize; s++ {
 		if from%s+width <= s {
-			return Window{Page: from/s + 1, Size: s}
+			return Window{Start: from / s * s, Size: s}
 		}
 	}
 	best, bestCover := 1, 0
@@ -37,5 +53,5 @@ func PlanWindow(from, to, maxSize int) Window {
 			best, bestCover = s, cover
 		}
 	}
-	return Window{Page: from/best + 1, Size: best}
+	return Window{Start: from / best * best, Size: best}
 }

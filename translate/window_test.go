@@ -14,16 +14,16 @@ func TestPlanWindow(t *testing.T) {
 		want            Window
 		coversWholeSpan bool
 	}{
-		{"first records", 0, 11, 1000, Window{Page: 1, Size: 11}, true},
-		{"aligned", 20, 30, 1000, Window{Page: 3, Size: 10}, true},
-		{"smallest size that fits", 5, 8, 1000, Window{Page: 2, Size: 4}, true},
-		{"one record", 7, 8, 1000, Window{Page: 8, Size: 1}, true},
-		{"empty range is one record", 7, 7, 1000, Window{Page: 8, Size: 1}, true},
-		{"negative from is 0", -3, 4, 1000, Window{Page: 1, Size: 4}, true},
-		{"at the limit", 0, 25, 25, Window{Page: 1, Size: 25}, true},
-		{"wider than the limit: the start and as much after it", 0, 40, 25, Window{Page: 1, Size: 25}, false},
-		{"no size fits: as many records from the start as any size", 5, 7, 3, Window{Page: 6, Size: 1}, false},
-		{"no size fits, a larger size reaches further", 58, 61, 4, Window{Page: 30, Size: 2}, false},
+		{"first records", 0, 11, 1000, Window{Start: 0, Size: 11}, true},
+		{"aligned", 20, 30, 1000, Window{Start: 20, Size: 10}, true},
+		{"smallest size that fits", 5, 8, 1000, Window{Start: 4, Size: 4}, true},
+		{"one record", 7, 8, 1000, Window{Start: 7, Size: 1}, true},
+		{"empty range is one record", 7, 7, 1000, Window{Start: 7, Size: 1}, true},
+		{"negative from is 0", -3, 4, 1000, Window{Start: 0, Size: 4}, true},
+		{"at the limit", 0, 25, 25, Window{Start: 0, Size: 25}, true},
+		{"wider than the limit: the start and as much after it", 0, 40, 25, Window{Start: 0, Size: 25}, false},
+		{"no size fits: as many records from the start as any size", 5, 7, 3, Window{Start: 5, Size: 1}, false},
+		{"no size fits, a larger size reaches further", 58, 61, 4, Window{Start: 58, Size: 2}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := PlanWindow(tc.from, tc.to, tc.max)
@@ -34,7 +34,7 @@ func TestPlanWindow(t *testing.T) {
 }
 
 func covers(w Window, from, to int) bool {
-	return w.Start() <= from && to <= w.Start()+w.Size
+	return w.Start <= from && to <= w.Start+w.Size
 }
 
 // TestPlanWindowProperties checks PlanWindow against a brute force over
@@ -53,8 +53,8 @@ func TestPlanWindowProperties(t *testing.T) {
 		to := from + 1 + r.IntN(2*maxSize)
 		w := PlanWindow(from, to, maxSize)
 
-		assert.True(t, w.Page >= 1 && w.Size >= 1 && w.Size <= maxSize, "%d..%d max %d: %+v", from, to, maxSize, w)
-		assert.True(t, w.Start() <= from && from < w.Start()+w.Size, "%d..%d max %d: %+v must hold from", from, to, maxSize, w)
+		assert.True(t, w.Aligned() && w.Size >= 1 && w.Size <= maxSize, "%d..%d max %d: %+v", from, to, maxSize, w)
+		assert.True(t, w.Start <= from && from < w.Start+w.Size, "%d..%d max %d: %+v must hold from", from, to, maxSize, w)
 
 		smallest, bestCover := 0, 0
 		for s := 1; s <= maxSize; s++ {
@@ -68,7 +68,30 @@ func TestPlanWindowProperties(t *testing.T) {
 			assert.Equal(t, smallest, w.Size, "%d..%d max %d: smallest size covering the range", from, to, maxSize)
 			assert.True(t, covers(w, from, to))
 		} else {
-			assert.Equal(t, bestCover, w.Start()+w.Size-from, "%d..%d max %d: best coverage after from", from, to, maxSize)
+			assert.Equal(t, bestCover, w.Start+w.Size-from, "%d..%d max %d: best coverage after from", from, to, maxSize)
 		}
 	}
+}
+
+func TestPlanOffsetWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		from, to, max int
+		want          Window
+	}{
+		{"exactly the range", 9, 21, 1000, Window{Start: 9, Size: 12}},
+		{"from 0", 0, 11, 1000, Window{Start: 0, Size: 11}},
+		{"cut to the limit", 5, 80, 25, Window{Start: 5, Size: 25}},
+		{"empty range is one record", 7, 7, 1000, Window{Start: 7, Size: 1}},
+		{"negative from is 0", -3, 4, 1000, Window{Start: 0, Size: 4}},
+		{"no limit is one record", 3, 9, 0, Window{Start: 3, Size: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := PlanOffsetWindow(tc.from, tc.to, tc.max)
+			assert.Equal(t, tc.want, w)
+			assert.Equal(t, tc.want.Start%tc.want.Size == 0, w.Aligned())
+		})
+	}
+	assert.Equal(t, 3, Window{Start: 50, Size: 25}.Page())
+	assert.False(t, Window{Start: 50, Size: 0}.Aligned())
 }

@@ -50,50 +50,80 @@ type backendWalk struct {
 	*walk
 	firstPage int  // 0 or 1: the number of the backend's first page
 	largest   int  // the largest page it sent
-	fixed     bool // it sent more than asked: it ignores _perPage
+	fixed     bool // it sent more than asked: it ignores its page size
+	ignored   bool // the second window came back as the first: it ignores the page number or offset
 	orderOK   bool // the ids ascend under the configured id order
 	lexical   bool // they ascend as strings, not as numbers
 }
 
-// walkBackend reads the list from the backend by _page with backend_sort,
-// page after page until an empty one. It does not stop at a short page: a
-// backend that clamps _perPage sends short pages that are not the end, and
-// numbers its pages by the size it sends, so reading on until nothing
-// comes gets every record whatever the clamp.
+// walkBackend reads the list from the backend in its paging dialect with
+// backend_sort, window after window until an empty one: by page number,
+// or by offset, each window starting after the records received. It does
+// not stop at a short window: a backend that clamps its page size sends
+// short pages that are not the end, and numbers its pages by the size it
+// sends, so reading on until nothing comes gets every record whatever
+// the clamp.
 func (v *verifier) walkBackend(ctx context.Context, name string) *backendWalk {
 	bw := &backendWalk{walk: newWalk(name), firstPage: 1, orderOK: true, lexical: true}
 	w := bw.walk
+	d := v.cfg.BackendPaging
 	sort, _ := url.ParseQuery(v.cfg.BackendSort)
-	query := func(page, perPage int) url.Values {
+	// query asks for the window at (a page number, or an offset).
+	query := func(at, perPage int) url.Values {
 		q := url.Values{}
 		for k, vals := range sort {
 			q[k] = vals
 		}
-		q.Set("_page", strconv.Itoa(page))
-		q.Set("_perPage", strconv.Itoa(perPage))
+		q.Set(d.Params()[0], strconv.Itoa(at))
+		q.Set(d.PerPageParam(), strconv.Itoa(perPage))
 		return q
 	}
-	// Does page 0 exist apart from page 1? A backend numbering pages from
-	// 0 loses its first page to a gateway that starts at 1.
-	one, _, err := v.fetchFrom(ctx, v.backend, query(1, v.cfg.BackendPerPage))
+	at := func(n int) string { return fmt.Sprintf("%s %d", d.Params()[0], n) }
+	first := 0 // the first window: page 1 (or 0), offset 0
+	if !d.Offsets() {
+		first = 1
+	}
+	one, _, err := v.fetchFrom(ctx, v.backend, query(first, v.cfg.BackendPerPage))
 	if err != nil {
-		v.problem("request", "%s, _page 1: %v", name, err)
+		v.problem("request", "%s, %s: %v", name, at(first), err)
 		return bw
 	}
-	if zero, _, err := v.fetchFrom(ctx, v.backend, query(0, v.cfg.BackendPerPage)); err == nil && len(zero) > 0 && !slices.Equal(zero, one) {
-		bw.firstPage = 0
+	if !d.Offsets() {
+		// Does page 0 exist apart from page 1? A backend numbering pages
+		// from 0 loses its first page to a gateway that starts at 1.
+		if zero, _, err := v.fetchFrom(ctx, v.backend, query(0, v.cfg.BackendPerPage)); err == nil && len(zero) > 0 && !slices.Equal(zero, one) {
+			bw.firstPage = 0
+		}
+		first = bw.firstPage
 	}
-	if small, _, err := v.fetchFrom(ctx, v.backend, query(bw.firstPage, 1)); err == nil && len(small) > 1 {
-		bw.fixed = true
+	small, _, err := v.fetchFrom(ctx, v.backend, query(first, 1))
+	bw.fixed = err == nil && len(small) > 1
+	if err == nil && len(small) > 0 && len(one) > 1 {
+		// Is the second window of one record past the first? If it is
+		// the first again, the backend does not read the page or offset
+		// parameter as its own.
+		second, _, err := v.fetchFrom(ctx, v.backend, query(first+1, 1))
+		bw.ignored = err == nil && slices.Equal(second, small)
+	}
+	if bw.ignored {
+		v.problem("paging", "%s: asking for %s gave the first window again: the backend does not page by %s; set backend_page_param, or backend_offset_param, to the parameter it pages by",
+			name, at(first+1), d.Params()[0])
+		v.report(w)
+		return bw
 	}
 	order := v.cfg.Order
 	prev := ""
-	for page := bw.firstPage; w.pages < v.cfg.MaxPages; page++ {
+	next := first
+	for w.pages < v.cfg.MaxPages {
+		page := next
 		ids, _, err := v.fetchFrom(ctx, v.backend, query(page, v.cfg.BackendPerPage))
 		if err != nil {
-			v.problem("request", "%s, _page %d: %v", name, page, err)
+			v.problem("request", "%s, %s: %v", name, at(page), err)
 			v.report(w)
 			return bw
+		}
+		if next++; d.Offsets() {
+			next = page + len(ids)
 		}
 		if len(ids) == 0 {
 			w.complete = true
@@ -141,7 +171,7 @@ func (v *verifier) compareBackend(ctx context.Context, direct *backendWalk, byCu
 	if len(candidates) == 0 {
 		return
 	}
-	recheck := v.walkBackend(ctx, "backend _page recheck")
+	recheck := v.walkBackend(ctx, "backend "+v.cfg.BackendPaging.Params()[0]+" recheck")
 	gone := 0
 	for _, id := range candidates {
 		if _, there := recheck.page[id]; there {
@@ -164,10 +194,10 @@ func (v *verifier) describe(d *backendWalk) {
 	case d.largest == 0:
 		fmt.Fprintln(v.out, "  page size: unknown, the list is empty")
 	case d.fixed:
-		fmt.Fprintf(v.out, "  page size: ignores _perPage, sends pages of %d\n", d.largest)
+		fmt.Fprintf(v.out, "  page size: ignores %s, sends pages of %d\n", v.cfg.BackendPaging.PerPageParam(), d.largest)
 		lines = append(lines, fmt.Sprintf("backend_max_per_page %d", d.largest))
 	case d.largest < v.cfg.BackendPerPage && d.pages > 1:
-		fmt.Fprintf(v.out, "  page size: clamps _perPage to %d (asked for %d)\n", d.largest, v.cfg.BackendPerPage)
+		fmt.Fprintf(v.out, "  page size: clamps %s to %d (asked for %d)\n", v.cfg.BackendPaging.PerPageParam(), d.largest, v.cfg.BackendPerPage)
 		lines = append(lines, fmt.Sprintf("backend_max_per_page %d", d.largest))
 	case d.largest < v.cfg.BackendPerPage:
 		fmt.Fprintf(v.out, "  page size: the whole list (%d records) came in one page of %d asked\n", d.largest, v.cfg.BackendPerPage)
@@ -177,11 +207,29 @@ func (v *verifier) describe(d *backendWalk) {
 	if d.largest > 0 && d.largest < translate.MinBackendPageSize && (d.fixed || d.pages > 1) {
 		fmt.Fprintf(v.out, "  warning: a page limit of %d is below the %d the gateway needs to page this backend\n", d.largest, translate.MinBackendPageSize)
 	}
-	if d.firstPage == 0 {
-		fmt.Fprintln(v.out, "  first page: _page=0 (the gateway numbers pages from 1 and would skip the first)")
+	dialect := v.cfg.BackendPaging
+	switch {
+	case d.ignored:
+		fmt.Fprintf(v.out, "  paging: %s is not read as the window: the second window was the first again\n", dialect.Params()[0])
+	case dialect.Offsets():
+		fmt.Fprintf(v.out, "  paging: by offset %s and limit %s\n", dialect.Offset, dialect.PerPageParam())
+		lines = append(lines, "backend_offset_param "+dialect.Offset)
+	case d.firstPage == 0 && !dialect.FromZero:
+		fmt.Fprintf(v.out, "  first page: %s=0 (the gateway numbers pages from 1 unless told, and would skip the first)\n", dialect.PageParam())
 		lines = append(lines, "backend_first_page 0")
-	} else {
-		fmt.Fprintln(v.out, "  first page: _page=1")
+	case d.firstPage == 0:
+		fmt.Fprintf(v.out, "  first page: %s=0\n", dialect.PageParam())
+		lines = append(lines, "backend_first_page 0")
+	case dialect.FromZero:
+		fmt.Fprintf(v.out, "  first page: %s=1 (%s=0 is empty or the same page): remove backend_first_page 0\n", dialect.PageParam(), dialect.PageParam())
+	default:
+		fmt.Fprintf(v.out, "  first page: %s=1\n", dialect.PageParam())
+	}
+	if dialect.Page != "" && !dialect.Offsets() {
+		lines = append(lines, "backend_page_param "+dialect.Page)
+	}
+	if dialect.PerPage != "" {
+		lines = append(lines, "backend_per_page_param "+dialect.PerPage)
 	}
 	switch {
 	case d.orderOK:

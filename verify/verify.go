@@ -41,6 +41,10 @@ type Config struct {
 	BackendURL     string
 	BackendSort    string // the gateway's backend_sort; "" for _sortField=id&_sortDir=ASC
 	BackendPerPage int    // _perPage of the backend walk; 0 for 1000
+	// BackendPaging is the backend's paging dialect, as the gateway's
+	// backend_page_param, backend_per_page_param, backend_first_page and
+	// backend_offset_param set it; the zero value is _page/_perPage.
+	BackendPaging legacy.Dialect
 }
 
 // maxBody bounds one answer read by verify.
@@ -80,7 +84,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (int, error) {
 	fmt.Fprintf(out, "verify %s, %d per page\n", redact.URL(v.target), cfg.PerPage)
 	var direct *backendWalk
 	if v.backend != nil {
-		direct = v.walkBackend(ctx, "backend _page walk")
+		direct = v.walkBackend(ctx, "backend "+cfg.BackendPaging.Params()[0]+" walk")
 	}
 	byPage := v.pageWalk(ctx, "_page walk")
 	byCursor := v.cursorWalk(ctx)

@@ -3,7 +3,8 @@
 // default Caddyfile and the tests run it.
 //
 // It serves five lists (see Lists) and single tickets at /tickets/{id}. It
-// pages only with _page and _perPage and ignores _cursor; it sorts with
+// pages only with _page and _perPage, or the names of another paging
+// dialect (Config.Paging), and ignores _cursor; it sorts with
 // _sortField and _sortDir, and lists newest first by default, not by id,
 // so a client that wants id order must ask for it. The ticket list applies
 // _filters. Errors are JSON, {"message": "..."}.
@@ -22,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
 // Config sets up a reference backend. The zero value is usable.
@@ -36,6 +39,13 @@ type Config struct {
 	// MaxPerPage caps _perPage: a larger value is clamped to it, not
 	// refused, as lenient backends do. Default 1000.
 	MaxPerPage int
+
+	// Paging is the backend's paging dialect: the names of its page
+	// number and page size, whether pages count from 0, or an offset and
+	// a limit instead of pages. The zero value is LiveAgent's _page and
+	// _perPage from 1. Parameters of another dialect are ignored, as any
+	// backend ignores what it does not know.
+	Paging legacy.Dialect
 
 	// ListMaxPerPage clamps _perPage on the named lists (as Lists names
 	// them, e.g. "calls") instead of MaxPerPage, silently: real backends

@@ -99,10 +99,11 @@ func (b *Backend) perPage(l *list, asked int) int {
 
 // listQuery is what a list request asks for.
 type listQuery struct {
-	page, perPage int    // 1-based page, records per page
-	sortKey       int    // index into the kind's sortable fields; -1 for id
-	desc          bool   // descending order
-	filters       string // _filters
+	start, perPage int    // offset of the first record, records per page
+	page           int    // the page number as sent, for the envelope; -1 with offsets
+	sortKey        int    // index into the kind's sortable fields; -1 for id
+	desc           bool   // descending order
+	filters        string // _filters
 }
 
 // parseListQuery reads paging, sorting and filtering from q. Parameters it
@@ -111,13 +112,9 @@ type listQuery struct {
 func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	lq := listQuery{sortKey: 0, desc: true} // newest first by the list's date field
 	var err error
-	if lq.page, err = positiveParam(q, "_page", 1); err != nil {
+	if lq.start, lq.perPage, lq.page, err = b.window(l, q); err != nil {
 		return lq, err
 	}
-	if lq.perPage, err = positiveParam(q, "_perPage", defaultPerPage); err != nil {
-		return lq, err
-	}
-	lq.perPage = b.perPage(l, lq.perPage)
 
 	if field := q.Get("_sortField"); field != "" {
 		lq.desc = false
@@ -141,10 +138,50 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 	return lq, nil
 }
 
-// positiveParam reads the whole number of at least 1 in parameter name,
+// window reads the window a query of list l asks for in the backend's
+// paging dialect: the offset of its first record, its size as served
+// (see perPage), and the page number (-1 with offsets). A page number
+// counts pages of the size served, as a clamping backend counts them.
+func (b *Backend) window(l *list, q url.Values) (start, size, page int, err error) {
+	d := b.cfg.Paging
+	if size, err = wholeParam(q, d.PerPageParam(), 1, defaultPerPage); err != nil {
+		return 0, 0, 0, err
+	}
+	size = b.perPage(l, size)
+	if d.Offsets() {
+		start, err = wholeParam(q, d.Offset, 0, 0)
+		return start, size, -1, err
+	}
+	first := 1
+	if d.FromZero {
+		first = 0
+	}
+	if page, err = wholeParam(q, d.PageParam(), first, first); err != nil {
+		return 0, 0, 0, err
+	}
+	start = math.MaxInt // past any end
+	if n := page - first; n <= math.MaxInt/size {
+		start = n * size
+	}
+	return start, size, page, nil
+}
+
+// Window returns the offset and size of the window a query of the list
+// called name asks for, as the backend serves it, so that a test can act
+// where a call looks; ok is false for a query the backend would refuse.
+func (b *Backend) Window(name string, q url.Values) (start, size int, ok bool) {
+	l, err := b.list(name)
+	if err != nil {
+		return 0, 0, false
+	}
+	start, size, _, err = b.window(l, q)
+	return start, size, err == nil
+}
+
+// wholeParam reads the whole number of at least least in parameter name,
 // or def when it is absent or empty. A number too large for an int counts
 // as the largest int: it is large, not malformed.
-func positiveParam(q url.Values, name string, def int) (int, error) {
+func wholeParam(q url.Values, name string, least, def int) (int, error) {
 	s := q.Get(name)
 	if s == "" {
 		return def, nil
@@ -153,8 +190,8 @@ func positiveParam(q url.Values, name string, def int) (int, error) {
 	if errors.Is(err, strconv.ErrRange) && s[0] != '-' {
 		return math.MaxInt, nil
 	}
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%s %q: use a whole number of at least 1", name, s)
+	if err != nil || n < least {
+		return 0, fmt.Errorf("%s %q: use a whole number of at least %d", name, s, least)
 	}
 	return n, nil
 }
@@ -174,10 +211,7 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 	recs = ordered(recs, q.sortKey, q.desc)
 
 	total := len(recs)
-	from := total
-	if q.page-1 <= total/q.perPage { // else (page-1)*perPage is past the end, and may overflow
-		from = min((q.page-1)*q.perPage, total)
-	}
+	from := min(q.start, total)
 	recs = recs[from:min(from+q.perPage, total)]
 	l.served.Add(int64(len(recs)))
 
@@ -197,7 +231,11 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 		body = append(body, r.json...)
 	}
 	body = append(body, ']')
-	if b.cfg.Envelope != "" {
+	switch {
+	case b.cfg.Envelope == "":
+	case q.page < 0:
+		body = fmt.Appendf(body, `,"total":%d,"offset":%d,"limit":%d}`, total, q.start, q.perPage)
+	default:
 		body = fmt.Appendf(body, `,"total":%d,"page":%d,"per_page":%d}`, total, q.page, q.perPage)
 	}
 	return body, nil

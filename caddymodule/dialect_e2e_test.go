@@ -1,0 +1,387 @@
+package caddymodule_test
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
+)
+
+// pagingDialect is one way a backend names its window, as the gateway's
+// options and the reference backend's Paging both describe it.
+type pagingDialect struct {
+	name    string
+	options string // the gateway's backend_* options
+	paging  legacy.Dialect
+	// envelope wraps the backend's records, for the dialects whose
+	// backends answer with one (records_path in the options).
+	envelope string
+}
+
+// pagingDialects are the dialects issue 17 names: LiveAgent's (the
+// default), Zendesk's and Zammad's page/per_page with an envelope, pages
+// counted from 0, and an offset and a limit (Jira's startAt/maxResults).
+var pagingDialects = []pagingDialect{
+	{name: "liveagent"},
+	{name: "page/per_page", envelope: "data",
+		options: "backend_page_param page\n\t\tbackend_per_page_param per_page\n\t\trecords_path data",
+		paging:  legacy.Dialect{Page: "page", PerPage: "per_page"}},
+	{name: "pages from 0",
+		options: "backend_page_param page\n\t\tbackend_per_page_param size\n\t\tbackend_first_page 0",
+		paging:  legacy.Dialect{Page: "page", PerPage: "size", FromZero: true}},
+	{name: "offset/limit",
+		options: "backend_offset_param startAt\n\t\tbackend_per_page_param maxResults",
+		paging:  legacy.Dialect{Offset: "startAt", PerPage: "maxResults"}},
+}
+
+// dialectLimit is the page limit the backend clamps to, silently, below
+// the gateway's default backend_max_per_page: the gateway must learn it.
+const dialectLimit = 100
+
+// TestDialectsServeEveryRecord runs the gateway in front of the reference
+// backend speaking each dialect and clamping its page size: cursor walks
+// at sizes below, at and above the backend's limit, client-built cursors
+// and _page requests are complete and exact; the backend sees only its
+// own paging names; the clamp is learned in every dialect.
+func TestDialectsServeEveryRecord(t *testing.T) {
+	for _, d := range pagingDialects {
+		t.Run(d.name, func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 17, Records: 1100, MaxPerPage: dialectLimit, Envelope: d.envelope, Paging: d.paging})
+			rec := &recorder{next: b}
+			srv := httptest.NewServer(rec)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL, harness.Options{Admin: true})
+			all := strIDs(b.IDs("calls"))
+			pageIDs := func(a answer) []string {
+				if d.envelope != "" {
+					return a.ids(t, d.envelope)
+				}
+				return a.ids(t)
+			}
+			r := rand.New(rand.NewPCG(17, uint64(len(d.name))))
+			for _, size := range []int{7, dialectLimit - 1, dialectLimit, dialectLimit + 1, 250} {
+				name := fmt.Sprintf("%d per page", size)
+				assert.Equal(t, all, walkDialect(t, c.URL, size, pageIDs), "%s: cursor walk", name)
+				for range 4 { // client-built cursors: a record's own id, or one above it
+					i := r.IntN(len(all))
+					id := mustInt(all[i]) + r.Int64N(2)
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=%d&_cursor=%s", c.URL, size, cursorFor(strconv.FormatInt(id, 10))))
+					require.Equal(t, http.StatusOK, a.status, string(a.body))
+					from := i + 1
+					if i+1 < len(all) && mustInt(all[i+1]) == id {
+						from = i + 2
+					}
+					assert.Equal(t, all[from:min(from+size, len(all))], pageIDs(a), "%s: after %d", name, id)
+				}
+				last := (len(all)+size-1)/size + 1 // past the end
+				for _, page := range []int{1, 2, r.IntN(last) + 1, last - 1, last} {
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=%d&_page=%d", c.URL, size, page))
+					require.Equal(t, http.StatusOK, a.status, string(a.body))
+					from := min((page-1)*size, len(all))
+					assert.Equal(t, all[from:min(from+size, len(all))], pageIDs(a), "%s: _page %d", name, page)
+				}
+			}
+
+			// Only the dialect's own names reach the backend.
+			own := d.paging.Params()
+			for _, req := range rec.requests() {
+				q := req.URL.Query()
+				for _, name := range own {
+					require.Len(t, q[name], 1, "%s must be in %s once", name, req.URL.RawQuery)
+				}
+				for _, client := range []string{"_page", "_perPage", "_cursor"} {
+					if !slices.Contains(own, client) {
+						require.NotContains(t, q, client, "the backend got the client-facing %s: %s", client, req.URL.RawQuery)
+					}
+				}
+			}
+
+			// The backend's own names are the gateway's: a client sending one gets 400.
+			for _, name := range own {
+				if !strings.HasPrefix(name, "_") {
+					a := get(t, c.URL+"/calls?"+name+"=3")
+					require.Equal(t, http.StatusBadRequest, a.status)
+					assert.Contains(t, a.message(t), "is the backend's own paging parameter")
+				}
+			}
+
+			resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+			require.NoError(t, err)
+			metrics, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Contains(t, string(metrics), fmt.Sprintf("helpdesk_gateway_backend_page_limit{endpoint=\"/calls\"} %d\n", dialectLimit), "the clamp is learned")
+		})
+	}
+}
+
+// walkDialect is walkCursor for a body that may be an envelope.
+func walkDialect(t *testing.T, base string, perPage int, pageIDs func(answer) []string) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10000)
+		u := fmt.Sprintf("%s/calls?_perPage=%d", base, perPage)
+		if cursor != "" {
+			u += "&_cursor=" + cursor
+		}
+		a := get(t, u)
+		require.Equal(t, http.StatusOK, a.status, string(a.body))
+		page := pageIDs(a)
+		ids = append(ids, page...)
+		if cursor = a.header.Get("next_page_cursor"); cursor == "" {
+			return ids
+		}
+		require.Len(t, page, perPage, "a page before the last is full")
+	}
+}
+
+// windowMischief is mischief for any dialect: it strikes where the
+// backend reads a call's window, by the backend's own names.
+type windowMischief struct{ *mischief }
+
+func (m windowMischief) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	list := strings.TrimPrefix(r.URL.Path, "/")
+	if start, _, ok := m.b.Window(list, r.URL.Query()); ok && m.b.Len(list) > 0 {
+		m.strike(list, start)
+	}
+	m.next.ServeHTTP(w, r)
+}
+
+// TestDialectsUnderChurn: while records are inserted and deleted where
+// each backend call looks, concurrent walks in every dialect serve no
+// record twice and skip none that existed throughout.
+func TestDialectsUnderChurn(t *testing.T) {
+	for _, d := range pagingDialects {
+		t.Run(d.name, func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 18, Records: 1200, MaxPerPage: dialectLimit, Envelope: d.envelope, Paging: d.paging})
+			m := windowMischief{&mischief{b: b, next: b, r: rand.New(rand.NewPCG(3, 3)), deleted: map[string]map[int64]bool{"calls": {}}}}
+			initial := b.IDs("calls")
+			srv := httptest.NewServer(m)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL)
+			pageIDs := func(a answer) []string {
+				if d.envelope != "" {
+					return a.ids(t, d.envelope)
+				}
+				return a.ids(t)
+			}
+			var (
+				wg    sync.WaitGroup
+				mu    sync.Mutex
+				walks = map[int][]string{}
+			)
+			for _, perPage := range []int{9, dialectLimit, dialectLimit + 30} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ids := walkDialectRetrying(t, c.URL, perPage, pageIDs)
+					mu.Lock()
+					walks[perPage] = ids
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			require.Len(t, walks, 3, "every walk finished")
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for perPage, ids := range walks {
+				nums := toInts(t, ids)
+				for i := 1; i < len(nums); i++ {
+					require.Less(t, nums[i-1], nums[i], "%d per page: ids must strictly increase (no duplicate)", perPage)
+				}
+				for _, id := range initial {
+					if _, found := slices.BinarySearch(nums, id); !found && !m.deleted["calls"][id] {
+						t.Errorf("%d per page: record %d existed throughout but was skipped", perPage, id)
+					}
+				}
+			}
+			assert.NotEmpty(t, m.deleted["calls"], "the mischief happened")
+		})
+	}
+}
+
+// walkDialectRetrying is walkDialect for a client that repeats a request
+// the gateway refused with 503 for max_subrequests, as it asks, up to 5
+// times: under mischief at every call a page can outrun its budget.
+func walkDialectRetrying(t *testing.T, base string, perPage int, pageIDs func(answer) []string) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if !assert.Less(t, pages, 10000) {
+			return ids
+		}
+		u := fmt.Sprintf("%s/calls?_perPage=%d", base, perPage)
+		if cursor != "" {
+			u += "&_cursor=" + cursor
+		}
+		a := get(t, u)
+		for try := 0; try < 5 && a.status == http.StatusServiceUnavailable; try++ {
+			a = get(t, u)
+		}
+		if !assert.Equal(t, http.StatusOK, a.status, string(a.body)) {
+			return ids
+		}
+		page := pageIDs(a)
+		ids = append(ids, page...)
+		if cursor = a.header.Get("next_page_cursor"); cursor == "" {
+			return ids
+		}
+	}
+}
+
+// TestOffsetDialectCost counts, at the backend, what a sequential walk
+// costs through a real Caddy: with an offset backend one call per page
+// and at most 1.20 records fetched per record served at 10 per page, where
+// the same walk over whole pages fetches more.
+func TestOffsetDialectCost(t *testing.T) {
+	const records, perPage = 2000, 10
+	cost := func(d pagingDialect) (calls, fetched float64) {
+		b := reference.New(reference.Config{Seed: 19, Records: records, Paging: d.paging})
+		srv := httptest.NewServer(b)
+		t.Cleanup(srv.Close)
+		c := harness.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL)
+		defer c.Stop(t) // one Caddy at a time: the next dialect's starts after
+		ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+		require.Equal(t, strIDs(b.IDs("calls")), ids)
+		return float64(b.Requests("calls")) / float64(pages), float64(b.Served("calls")) / records
+	}
+	offsetCalls, offsetFetched := cost(pagingDialects[3])
+	pageCalls, pageFetched := cost(pagingDialects[0])
+	assert.Equal(t, 1.0, offsetCalls, "calls per page")
+	assert.LessOrEqual(t, offsetFetched, 1.20, "records fetched per record served")
+	assert.Less(t, offsetFetched, pageFetched)
+	t.Logf("offset/limit: %.2f calls per page, %.3f records fetched per record served; _page/_perPage: %.2f, %.3f",
+		offsetCalls, offsetFetched, pageCalls, pageFetched)
+}
+
+// TestVerifyBackendInEveryDialect runs `caddy helpdesk verify --backend`
+// with the gateway's dialect options on a gateway in front of a backend
+// speaking that dialect: the backend's own walk finds every record, and
+// the report says what it saw, with the matching Caddyfile lines. Told
+// nothing, verify shows a zero-based backend and the records a gateway
+// that was told nothing loses.
+func TestVerifyBackendInEveryDialect(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		d     pagingDialect
+		flags []string
+		want  []string
+	}{
+		{"page/per_page", pagingDialects[1],
+			[]string{"--records-path", "data", "--backend-page-param", "page", "--backend-per-page-param", "per_page"},
+			[]string{"backend page walk: 700 records in 7 pages\n", "page size: clamps per_page to 100 (asked for 1000)", "first page: page=1\n",
+				"\tbackend_max_per_page 100\n\tbackend_page_param page\n\tbackend_per_page_param per_page\n"}},
+		{"pages from 0", pagingDialects[2],
+			[]string{"--backend-page-param", "page", "--backend-per-page-param", "size", "--backend-first-page", "0"},
+			[]string{"backend page walk: 700 records in 7 pages\n", "first page: page=0\n", "\tbackend_first_page 0\n"}},
+		{"offset/limit", pagingDialects[3],
+			[]string{"--backend-offset-param", "startAt", "--backend-per-page-param", "maxResults"},
+			[]string{"backend startAt walk: 700 records in 7 pages\n", "clamps maxResults to 100", "paging: by offset startAt and limit maxResults\n",
+				"\tbackend_offset_param startAt\n\tbackend_per_page_param maxResults\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 700, MaxPerPage: dialectLimit, Envelope: tc.d.envelope, Paging: tc.d.paging})
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, tc.d.options), srv.URL)
+			args := append([]string{"verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "150", "--backend", srv.URL}, tc.flags...)
+			stdout, stderr, err := runHelpdesk(t, args...)
+			require.NoError(t, err, stdout+stderr)
+			require.Len(t, b.IDs("calls"), 700)
+			for _, w := range append(tc.want, "cursor walk: 700 records in 5 pages\n", "OK: no duplicates, gaps or order errors") {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
+	t.Run("a zero-based backend the gateway was not told of", func(t *testing.T) {
+		d := legacy.Dialect{Page: "page", PerPage: "per_page", FromZero: true}
+		b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 300, Paging: d})
+		c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_page_param page\n\t\tbackend_per_page_param per_page"), srv.URL)
+		stdout, _, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "50",
+			"--backend", srv.URL, "--backend-page-param", "page", "--backend-per-page-param", "per_page")
+		require.Error(t, err)
+		assert.Contains(t, stdout, "first page: page=0 (the gateway numbers pages from 1 unless told, and would skip the first)")
+		assert.Contains(t, stdout, "\tbackend_first_page 0\n")
+		assert.Contains(t, stdout, fmt.Sprintf(`lost: id "%d" is in the backend's list`, b.IDs("calls")[0]))
+	})
+}
+
+func TestVerifyDialectFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backend-first-page", "2"}, "--backend-first-page: 2 is not 0 or 1"},
+		{[]string{"--backend-first-page", "one"}, `--backend-first-page "one": want 0 or 1`},
+		{[]string{"--backend-page-param", "p", "--backend-offset-param", "o"}, `--backend-page-param: --backend-offset-param "o" asks the backend by offset, with no page number; remove one of the two`},
+		{[]string{"--backend-per-page-param", "a b"}, `--backend-per-page-param: "a b" is not a parameter name`},
+		{[]string{"--backend-page-param", "_sortField"}, `--backend-page-param: "_sortField" is also set by --backend-sort`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			_, stderr, err := runHelpdesk(t, append([]string{"verify", "--url", "http://127.0.0.1:1", "--endpoint", "/calls", "--backend", "http://127.0.0.1:1"}, tc.args...)...)
+			require.Error(t, err)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestDialectCaddyfilesRun runs the repository's example Caddyfiles for a
+// page/per_page and an offset/limit backend, as `go run ./cmd/caddy run
+// --config <file>` does, with their ports moved to free loopback ports:
+// the gateway walks the whole list by cursor in front of the reference
+// backend speaking that dialect, which answers its own names only.
+func TestDialectCaddyfilesRun(t *testing.T) {
+	for _, tc := range []struct {
+		file, records, own, other string
+	}{
+		{"Caddyfile.page-per-page", "data", "page=2&per_page=3", "_page=2&_perPage=3"},
+		{"Caddyfile.offset-limit", "", "offset=3&limit=3", "_page=2&_perPage=3"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			text, err := os.ReadFile("../" + tc.file)
+			require.NoError(t, err)
+			sites := string(text[strings.Index(string(text), "\n:8080 {"):]) // the harness brings its own global options
+			gateway, backend := harness.FreeLoopbackAddr(t), harness.FreeLoopbackAddr(t)
+			for _, r := range [][2]string{
+				{"reverse_proxy 127.0.0.1:9080", "reverse_proxy " + backend},
+				{":8080 {", "http://" + gateway + " {"},
+				{":9080 {", "http://" + backend + " {"},
+			} {
+				require.Contains(t, sites, r[0])
+				sites = strings.Replace(sites, r[0], r[1], 1)
+			}
+			harness.Start(t, sites, "")
+			pageIDs := func(a answer) []string {
+				if tc.records != "" {
+					return a.ids(t, tc.records)
+				}
+				return a.ids(t)
+			}
+			ids := toInts(t, walkDialectRetrying(t, "http://"+gateway, 1000, pageIDs))
+			assert.Greater(t, len(ids), 19000, "the whole list, give or take the churn")
+			assert.True(t, slices.IsSorted(ids) && len(slices.Compact(slices.Clone(ids))) == len(ids), "ascending, no duplicate")
+
+			byID := "&_sortField=id&_sortDir=ASC"
+			own := get(t, "http://"+backend+"/calls?"+tc.own+byID)
+			other := get(t, "http://"+backend+"/calls?"+tc.other+byID)
+			first := get(t, "http://"+backend+"/calls?_perPage=3"+byID)
+			require.Equal(t, http.StatusOK, own.status)
+			assert.NotEqual(t, pageIDs(first), pageIDs(own), "the backend reads its own names")
+			assert.Equal(t, pageIDs(first)[:1], pageIDs(other)[:1], "and ignores the client-facing ones")
+		})
+	}
+}

@@ -1,0 +1,241 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
+)
+
+func intPtr(n int) *int { return &n }
+
+func TestCaddyfileDialectOptions(t *testing.T) {
+	for _, tc := range []struct {
+		options string
+		want    Gateway
+		dialect legacy.Dialect
+	}{
+		{"", Gateway{}, legacy.Dialect{}},
+		{"backend_page_param page\nbackend_per_page_param per_page", Gateway{BackendPageParam: "page", BackendPerPageParam: "per_page"},
+			legacy.Dialect{Page: "page", PerPage: "per_page"}},
+		{"backend_first_page 0", Gateway{BackendFirstPage: intPtr(0)}, legacy.Dialect{FromZero: true}},
+		{"backend_first_page 1", Gateway{BackendFirstPage: intPtr(1)}, legacy.Dialect{}},
+		{"backend_offset_param startAt\nbackend_per_page_param maxResults", Gateway{BackendOffsetParam: "startAt", BackendPerPageParam: "maxResults"},
+			legacy.Dialect{Offset: "startAt", PerPage: "maxResults"}},
+		{"backend_page_param page[number]\nbackend_per_page_param page[size]", Gateway{BackendPageParam: "page[number]", BackendPerPageParam: "page[size]"},
+			legacy.Dialect{Page: "page[number]", PerPage: "page[size]"}},
+		{"backend_offset_param _from", Gateway{BackendOffsetParam: "_from"}, legacy.Dialect{Offset: "_from"}},
+	} {
+		t.Run(tc.options, func(t *testing.T) {
+			var g Gateway
+			require.NoError(t, g.UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_gateway {\n"+tc.options+"\n}")))
+			assert.Equal(t, tc.want, g)
+			assert.Equal(t, tc.dialect, g.backendDialect())
+			require.NoError(t, g.checkDialect(), "what the Caddyfile accepts, Validate accepts")
+		})
+	}
+}
+
+// TestCaddyfileDialectErrors: each invalid dialect, alone or together with
+// other options, is refused with the line of the option at fault.
+func TestCaddyfileDialectErrors(t *testing.T) {
+	for _, tc := range []struct{ options, want string }{
+		{"backend_first_page 2", `backend_first_page: "2" is not 0 or 1; it is the number the backend gives its first page, at Testfile:3`},
+		{"backend_first_page -0", `backend_first_page: "-0" is not 0 or 1`},
+		{"backend_first_page", "backend_first_page: a value is needed, at Testfile:3"},
+		{"backend_page_param", "backend_page_param: a value is needed, at Testfile:3"},
+		{"backend_page_param a b", `backend_page_param: one value only, got also "b", at Testfile:3`},
+		{"backend_page_param pa&ge", `backend_page_param: "pa&ge" is not a parameter name`},
+		{"backend_per_page_param per%5Fpage", `backend_per_page_param: "per%5Fpage" is not a parameter name`},
+		{"backend_offset_param [x]", `backend_offset_param: "[x]" is not a parameter name`},
+		{"backend_per_page_param page[size", `"page[size": the bracketed keys must each be`},
+		{"backend_per_page_param page[a=b]", `"page[a=b]": the bracketed keys must each be`},
+		{"backend_page_param page\nbackend_per_page_param PAGE", `backend_per_page_param: "PAGE" is the same parameter as backend_page_param "page"; the backend needs two, at Testfile:4`},
+		{"backend_page_param _perPage", `backend_per_page_param: "_perPage" is the same parameter as backend_page_param "_perPage"; the backend needs two, at Testfile:3`},
+		{"backend_page_param page\nbackend_per_page_param page[size]", `"page[size]" is the same parameter as backend_page_param "page"`},
+		{"backend_page_param per.page\nbackend_per_page_param per_page", `"per_page" is the same parameter as backend_page_param "per.page"`},
+		{"backend_offset_param limit\nbackend_per_page_param limit", `backend_per_page_param: "limit" is the same parameter as backend_offset_param "limit"; the backend needs two, at Testfile:4`},
+		{"backend_page_param page\nbackend_offset_param offset", `backend_page_param: backend_offset_param "offset" asks the backend by offset, with no page number; remove one of the two, at Testfile:3`},
+		{"backend_offset_param offset\nbackend_first_page 0", `backend_first_page: backend_offset_param "offset" asks the backend by offset, with no page number; remove backend_first_page, at Testfile:4`},
+		{"backend_page_param _cursor", `backend_page_param: "_cursor" would be read as _cursor, which clients send; name the backend's own parameter, at Testfile:3`},
+		{"backend_offset_param _Filters", `backend_offset_param: "_Filters" would be read as _filters`},
+		{"backend_page_param _sortDir", `backend_page_param: "_sortDir" is also set by backend_sort ("_sortDir"); paging and sorting need parameters of their own, at Testfile:3`},
+		{"backend_sort sort=id&_page=1", `backend_page_param: "_page" is also set by backend_sort ("_page"); paging and sorting need parameters of their own, at Testfile:3`},
+		{"backend_sort sort=id&per_page=1\nbackend_per_page_param per_page", `backend_per_page_param: "per_page" is also set by backend_sort ("per_page")`},
+		{"backend_sort _perPage=1000", `backend_per_page_param: "_perPage" is also set by backend_sort ("_perPage"); paging and sorting need parameters of their own, at Testfile:3`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			var g Gateway
+			err := g.UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_gateway {\n\tbase_path /a\n\t" + tc.options + "\n}"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestValidateDialect: the JSON config is held to the same rules.
+func TestValidateDialect(t *testing.T) {
+	for _, tc := range []struct {
+		g    Gateway
+		want string
+	}{
+		{Gateway{BackendFirstPage: intPtr(2)}, "backend_first_page: 2 is not 0 or 1"},
+		{Gateway{BackendFirstPage: intPtr(-1)}, "backend_first_page: -1 is not 0 or 1"},
+		{Gateway{BackendPageParam: "a b"}, `backend_page_param: "a b" is not a parameter name`},
+		{Gateway{BackendOffsetParam: "o", BackendPageParam: "p"}, "remove one of the two"},
+		{Gateway{BackendOffsetParam: "o", BackendFirstPage: intPtr(1)}, "remove backend_first_page"},
+		{Gateway{BackendPageParam: "x", BackendPerPageParam: "X"}, "the same parameter"},
+		{Gateway{BackendPageParam: "_sortField"}, "also set by backend_sort"},
+		{Gateway{BackendSort: "s=id&limit=1", BackendOffsetParam: "start", BackendPerPageParam: "limit"}, "also set by backend_sort"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+			defer cancel()
+			err := tc.g.Provision(ctx)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestCaddyValidateDialect is `caddy validate` on a whole Caddyfile: a bad
+// dialect fails with the file and the line; a good one adapts to its JSON
+// twins and provisions.
+func TestCaddyValidateDialect(t *testing.T) {
+	site := func(options string) []byte {
+		return []byte(":8080 {\n\treverse_proxy 127.0.0.1:9080\n\thelpdesk_gateway {\n\t\trecords_path data\n" + options + "\t}\n}\n")
+	}
+	_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(site("\t\tbackend_page_param page\n\t\tbackend_offset_param offset\n"), map[string]any{"filename": "Caddyfile"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "remove one of the two, at Caddyfile:5")
+
+	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt(site(
+		"\t\tbackend_page_param page\n\t\tbackend_per_page_param per_page\n\t\tbackend_first_page 0\n"), map[string]any{"filename": "Caddyfile"})
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	for _, twin := range []string{`"backend_page_param":"page"`, `"backend_per_page_param":"per_page"`, `"backend_first_page":0`} {
+		assert.Contains(t, string(out), twin)
+	}
+	require.NoError(t, caddy.Validate(mustConfig(t, out)))
+
+	out, _, err = caddyconfig.GetAdapter("caddyfile").Adapt(site(
+		"\t\tbackend_offset_param offset\n\t\tbackend_per_page_param limit\n"), nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"backend_offset_param":"offset","backend_per_page_param":"limit"`)
+	require.NoError(t, caddy.Validate(mustConfig(t, out)))
+
+	// backend_first_page 0 survives the JSON round trip: 0 is a value here.
+	var g Gateway
+	require.NoError(t, json.Unmarshal([]byte(`{"backend_first_page":0}`), &g))
+	require.NotNil(t, g.BackendFirstPage)
+	assert.Equal(t, legacy.Dialect{FromZero: true}, g.backendDialect())
+}
+
+// TestParsePageQueryDialect: the backend's own paging names are the
+// gateway's, in any spelling; where they differ from the clients', the
+// clients' names keep working and are never forwarded.
+func TestParsePageQueryDialect(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		d       legacy.Dialect
+		raw     string
+		want    pageQuery
+		wantErr string
+	}{
+		{name: "zendesk: client names still served", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "_page=2&_perPage=5&x=1", want: pageQuery{page: 2, perPage: 5, forward: "x=1"}},
+		{name: "zendesk: page refused", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "page=2", wantErr: "page is the backend's own paging parameter, which the gateway sets; send _page and _perPage"},
+		{name: "zendesk: per_page refused", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "per_page=100", wantErr: "per_page is the backend's own paging parameter"},
+		{name: "zendesk: encoded name", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "%70age=2", wantErr: "page is the backend's own paging parameter"},
+		{name: "zendesk: another case", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "Page=2", wantErr: `"Page" could be read as page`},
+		{name: "zendesk: PHP's reading", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "per.page=2", wantErr: `could be read as per_page`},
+		{name: "zendesk: array", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "page[]=2", wantErr: `could be read as page`},
+		{name: "zendesk: _page spellings still refused", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "_PAGE=2", wantErr: `could be read as _page`},
+		{name: "zendesk: unrelated names pass", d: legacy.Dialect{Page: "page", PerPage: "per_page"},
+			raw: "pages=2&page_size=3", want: pageQuery{perPage: 10, forward: "pages=2&page_size=3"}},
+		{name: "offset: offset refused", d: legacy.Dialect{Offset: "startAt", PerPage: "maxResults"},
+			raw: "startAt=0", wantErr: "startAt is the backend's own paging parameter"},
+		{name: "offset: limit in another case", d: legacy.Dialect{Offset: "startAt", PerPage: "maxResults"},
+			raw: "maxresults=1000", wantErr: `"maxresults" could be read as maxResults`},
+		{name: "json:api: nested name refused", d: legacy.Dialect{Page: "page[number]", PerPage: "page[size]"},
+			raw: "page[size]=3", wantErr: "page[size] is the backend's own paging parameter"},
+		{name: "json:api: any key under the root", d: legacy.Dialect{Page: "page[number]", PerPage: "page[size]"},
+			raw: "page%5Bother%5D=3", wantErr: `could be read as page[number]`},
+		{name: "json:api: the bare root", d: legacy.Dialect{Page: "page[number]", PerPage: "page[size]"},
+			raw: "page=3", wantErr: `could be read as page[number]`},
+		{name: "liveagent: offset _from refused as ever", d: legacy.Dialect{Offset: "_from"},
+			raw: "_from=3", wantErr: "_from is not served"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := testGateway()
+			g.dialect = tc.d
+			g.backendOnly = backendOnlyParams(tc.d)
+			g.shadowNames = shadowNames(url.Values{"_sortField": {"id"}, "_sortDir": {"ASC"}}, tc.d)
+			got, err := g.parsePageQuery(tc.raw)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// FuzzParsePageQueryDialect checks, for backends paged by other names
+// (page[number]/page[size] and offset/limit), that whatever a client
+// sends, no forwarded parameter is one a backend may read as its own
+// paging names or under their root, however encoded, nor one of the
+// gateway's client-facing names.
+func FuzzParsePageQueryDialect(f *testing.F) {
+	common := []string{"_cursor", "_page", "_perpage", "_sortfield", "_sortdir", "_from", "_to"}
+	type subject struct {
+		g     *Gateway
+		owned []string // as backendName reads them
+	}
+	var subjects []subject
+	for _, d := range []legacy.Dialect{{Page: "page[number]", PerPage: "page[size]"}, {Offset: "offset", PerPage: "limit"}} {
+		g := testGateway()
+		g.dialect, g.backendOnly = d, backendOnlyParams(d)
+		g.shadowNames = shadowNames(url.Values{"_sortField": {"id"}, "_sortDir": {"ASC"}}, d)
+		owned := slices.Clone(common)
+		for _, name := range d.Params() {
+			owned = append(owned, backendName(name))
+		}
+		subjects = append(subjects, subject{g, owned})
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, s := range subjects {
+			q, err := s.g.parsePageQuery(raw)
+			if err != nil {
+				if _, ok := err.(*queryError); !ok {
+					t.Fatalf("error of type %T: %v", err, err)
+				}
+				continue
+			}
+			for pair := range strings.SplitSeq(q.forward, "&") {
+				k, _, _ := strings.Cut(pair, "=")
+				if name := backendName(k); slices.Contains(s.owned, name) {
+					t.Fatalf("%+v: forwarded %q, which a backend may read as %q, from %q", s.g.dialect, k, name, raw)
+				}
+			}
+		}
+	})
+}
