@@ -30,6 +30,7 @@ func (g *Gateway) openAPIConfig() openapi.Config {
 		MaxPerPage:      g.MaxPerPage,
 		MaxQueryLength:  g.MaxQueryLength,
 		LinkHeader:      g.LinkHeader,
+		BackendParams:   backendOnlyParams(g.backendDialect()),
 		Filters:         g.filterConfig(),
 	}
 }

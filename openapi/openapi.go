@@ -38,7 +38,10 @@ type Config struct {
 	MaxPerPage      int
 	MaxQueryLength  int  // bytes of the query string of an owned request
 	LinkHeader      bool // a Link rel="next" header beside next_page_cursor
-	Filters         translate.FilterConfig
+	// BackendParams are the backend's own paging parameters where they are
+	// not the clients' (backend_page_param, ...): refused from clients.
+	BackendParams []string
+	Filters       translate.FilterConfig
 }
 
 // Generate returns the document of the handlers' client contract, as

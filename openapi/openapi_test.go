@@ -111,6 +111,12 @@ func TestDocumentFollowsTheConfig(t *testing.T) {
 	assert.Equal(t, []any{"C", "L"}, status.Enum, "configured status codes are an enum")
 	assert.Nil(t, doc.Paths.Find("/calls"), "every endpoint is under base_path")
 
+	assert.NotContains(t, *calls.Responses.Value("400").Value.Description, "backend's own paging parameters")
+	dialect := cfg
+	dialect.BackendParams = []string{"page", "per_page"}
+	bad := *load(t, dialect).Paths.Find("/api/v3/calls").Get.Responses.Value("400").Value.Description
+	assert.Contains(t, bad, "the backend's own paging parameters (`page`, `per_page`)", "a client may not send the backend's paging names")
+
 	_, err := openapi.Generate(defaults(), cfg, func() openapi.Config { c := cfg; c.MaxPerPage = 500; return c }())
 	require.ErrorContains(t, err, "handlers 2 and 3 both serve /api/v3/calls with different settings")
 }

@@ -75,6 +75,7 @@ func cursorOperation(g Config, name string, page map[string]any) map[string]any 
 		"200": ok,
 		"400": gatewayError("A client mistake: a bad `_perPage`, `_page` or `_cursor`; `_page` with `_cursor`; a repeated `_cursor`, `_perPage`, `_page` or `_filters`; "+
 			"a sort other than ascending id; `_from` or `_to` (a backend reads them as its own result window); a parameter name a backend could read as one of these (`_PAGE`, `.page`, `_page[]`, `%255Fpage`); `;` in the query; "+
+			backendParamsText(g.BackendParams)+
 			fmt.Sprintf("a query longer than %d bytes (max_query_length).", g.MaxQueryLength), false),
 		"502": gatewayError("The backend's answer could not be used (not JSON, no records array, a record without id, ids out of order or too long, larger than max_body_size), "+
 			"or the backend did not answer or broke its answer off.", false),
@@ -188,4 +189,13 @@ func headOperation(get map[string]any) map[string]any {
 		"parameters":  get["parameters"],
 		"responses":   responses,
 	}
+}
+
+// backendParamsText names, for the 400 description, the backend's own
+// paging parameters that clients may not send, in any spelling.
+func backendParamsText(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "the backend's own paging parameters (`" + strings.Join(names, "`, `") + "`), in any spelling; "
 }
