@@ -237,10 +237,15 @@ func served0(served []int64) int64 {
 // not change during the page, the page equals the records after the cursor.
 func TestPageIsASnapshotCut(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	l := newMemList(randomIDs(r, 5000, 40))
-	e := newEngine(1000, 300)
-	for range 2000 {
-		// change the list between pages, never during one
+	checkSnapshotCuts(t, r, newMemList(randomIDs(r, 5000, 40)), newEngine(1000, 300), 2000)
+}
+
+// checkSnapshotCuts changes l between pages, never during one, and checks
+// that each of rounds pages at a random cursor and size is exactly the
+// records after the cursor.
+func checkSnapshotCuts(t *testing.T, r *rand.Rand, l *memList, e *Engine, rounds int) {
+	t.Helper()
+	for range rounds {
 		for range r.IntN(20) {
 			if r.IntN(2) == 0 {
 				l.insert(1 + r.Int64N(5000*40))

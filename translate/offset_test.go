@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -266,22 +265,5 @@ func TestOffsetWalkUnderChurn(t *testing.T) {
 // page on an offset backend is exactly the records after its cursor.
 func TestOffsetPageIsASnapshotCut(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 17))
-	l := newOffsetList(randomIDs(r, 5000, 40))
-	e := newOffsetEngine(1000, 300)
-	for range 1000 {
-		for range r.IntN(20) {
-			if r.IntN(2) == 0 {
-				l.insert(1 + r.Int64N(5000*40))
-			} else if n := len(l.ids); n > 0 {
-				l.remove(l.ids[r.IntN(n)])
-			}
-		}
-		cursor := 1 + r.Int64N(5000*40)
-		size := 1 + r.IntN(120)
-		pg, err := e.Page(context.Background(), l, Request{List: "l", After: strconv.FormatInt(cursor, 10), Size: size})
-		require.NoError(t, err)
-		want, more := after(l.snapshot(), cursor, size)
-		require.Equal(t, want, parseIDs(pg.IDs), "cursor %d size %d", cursor, size)
-		require.Equal(t, more, pg.More)
-	}
+	checkSnapshotCuts(t, r, newOffsetList(randomIDs(r, 5000, 40)), newOffsetEngine(1000, 300), 1000)
 }
