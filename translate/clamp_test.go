@@ -46,8 +46,16 @@ func (q backendQuirk) list(ids []int64) *memList {
 // the records it names: sequential walks, client-built cursors and _page
 // requests, at page sizes below, at and above the limit.
 func TestClampedWalksAreExact(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 11))
-	for iter := range 150 {
+	checkQuirkyWalks(t, rand.New(rand.NewPCG(11, 11)), 150, false)
+}
+
+// checkQuirkyWalks runs iterations of random backend quirks (honest,
+// clamping, ignoring _perPage), paged by number or, with offsets, by
+// offset: every cursor walk, client-built cursor and _page request at
+// sizes below, at and above the limit is exact, and a clamp is learned.
+func checkQuirkyWalks(t *testing.T, r *rand.Rand, iterations int, offsets bool) {
+	t.Helper()
+	for iter := range iterations {
 		maxPage := []int{100, 250, 1000}[r.IntN(3)]
 		q := randomQuirk(r, maxPage)
 		ids := randomIDs(r, 1+r.IntN(2500), 20)
@@ -57,7 +65,9 @@ func TestClampedWalksAreExact(t *testing.T) {
 			sizes = append(sizes, limit-1, limit, limit+1)
 		}
 		e := newEngine(maxPage, []int{0, 16, 10000}[r.IntN(3)])
+		e.Offsets = offsets
 		l := q.list(ids)
+		l.offsets = offsets
 		name := fmt.Sprintf("iteration %d: %s, backend_max_per_page %d, %d records", iter, q.name, maxPage, len(ids))
 		for _, size := range sizes {
 			got, _ := walk(t, e, l, size)

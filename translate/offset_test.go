@@ -139,49 +139,7 @@ func TestOffsetWindowsAreUnaligned(t *testing.T) {
 // limit, or ignore it, every walk, client-built cursor and _page request
 // is exact, and a clamp is learned (issue 11 in this dialect).
 func TestOffsetWalksAreExact(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 17))
-	for iter := range 120 {
-		maxPage := []int{100, 250, 1000}[r.IntN(3)]
-		q := randomQuirk(r, maxPage)
-		ids := randomIDs(r, 1+r.IntN(2500), 20)
-		limit := max(q.clampAt, q.fixed)
-		sizes := []int{1 + r.IntN(40), 1 + r.IntN(300)}
-		if limit > 0 {
-			sizes = append(sizes, limit-1, limit, limit+1)
-		}
-		e := newOffsetEngine(maxPage, []int{0, 16, 10000}[r.IntN(3)])
-		l := q.list(ids)
-		l.offsets = true
-		name := fmt.Sprintf("iteration %d: %s, backend_max_per_page %d, %d records", iter, q.name, maxPage, len(ids))
-		for _, size := range sizes {
-			got, _ := walk(t, e, l, size)
-			require.Equal(t, ids, got, "%s: cursor walk at %d per page", name, size)
-			for range 3 {
-				cursor := ids[r.IntN(len(ids))] + r.Int64N(2) - 1
-				pg, err := e.Page(context.Background(), l, Request{List: "l", After: fmt.Sprint(cursor), Size: size})
-				require.NoError(t, err, name)
-				want, more := after(ids, cursor, size)
-				require.Equal(t, want, parseIDs(pg.IDs), "%s: after %d, %d per page", name, cursor, size)
-				require.Equal(t, more, pg.More, name)
-			}
-			for range 3 {
-				page := 1 + r.IntN(len(ids)/size+2)
-				pg, err := e.Page(context.Background(), l, Request{List: "l", Offset: (page - 1) * size, Size: size})
-				require.NoError(t, err, name)
-				from := min((page-1)*size, len(ids))
-				require.Equal(t, ids[from:min(from+size, len(ids))], parseIDs(pg.IDs), "%s: _page %d of %d", name, page, size)
-			}
-		}
-		got, learned := e.PageSizeLimit()
-		switch {
-		case q.clampAt > 0 && learned:
-			assert.Equal(t, q.clampAt, got, name)
-		case q.fixed > 0 && learned:
-			assert.LessOrEqual(t, got, q.fixed, name)
-		case q.clampAt == 0 && q.fixed == 0:
-			assert.False(t, learned, "%s: an honest backend taught a limit of %d", name, got)
-		}
-	}
+	checkQuirkyWalks(t, rand.New(rand.NewPCG(17, 17)), 120, true)
 }
 
 // TestOffsetClampIsLearned: a walk whose windows outgrow the clamp learns
