@@ -117,6 +117,9 @@ type Result struct {
 	Alloc   uint64        // bytes allocated
 	Mallocs uint64        // heap objects allocated (processes only)
 
+	// Processes only: the target process's read and write syscalls.
+	Reads, Writes uint64
+
 	// Processes only: the backend process's CPU while this target was
 	// driven (for the backend target, its own), and the clients'.
 	BackendCPU, ClientCPU time.Duration
@@ -220,6 +223,8 @@ func (r *Result) add(s Result) {
 	r.CPU += s.CPU
 	r.Alloc += s.Alloc
 	r.Mallocs += s.Mallocs
+	r.Reads += s.Reads
+	r.Writes += s.Writes
 	r.BackendCPU += s.BackendCPU
 	r.ClientCPU += s.ClientCPU
 	r.Calls += s.Calls

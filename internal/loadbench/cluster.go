@@ -128,6 +128,7 @@ func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, ro
 	r.CPU = s1.cpu - s0.cpu
 	r.Alloc = s1.alloc - s0.alloc
 	r.Mallocs = s1.mallocs - s0.mallocs
+	r.Reads, r.Writes = s1.reads-s0.reads, s1.writes-s0.writes
 	r.BackendCPU = be1 - be0
 	if target == Backend {
 		r.BackendCPU = r.CPU
@@ -147,6 +148,6 @@ func processNote(c Config) string {
 	return "Each target is its own Caddy process (cmd/caddy, built for the run), the backend a third (helpdesk_legacy, seed " +
 		strconv.FormatUint(c.Seed, 10) + "); this process is only the clients.\n" +
 		"CPU/req is the target process's user+system time (/proc/<pid>/stat) per request; alloc/req and mallocs/req its runtime.MemStats " +
-		"TotalAlloc and Mallocs (admin /debug/vars); backend CPU/req the backend process's, client CPU/req this process's, over the same slices.\n" +
+		"TotalAlloc and Mallocs (admin /debug/vars); reads and writes/req its read and write syscalls (/proc/<pid>/io syscr, syscw); backend CPU/req the backend process's, client CPU/req this process's, over the same slices.\n" +
 		"A baseline is the gateway built from other sources (-baseline), walked as the gateway is. Backend calls are the gateway's own count (helpdesk_gateway_backend_subrequests at its admin /metrics).\n\n"
 }

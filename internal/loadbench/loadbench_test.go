@@ -138,6 +138,10 @@ func TestRunProcesses(t *testing.T) {
 		assert.Greater(t, r.Mallocs, uint64(r.Requests), name)
 		assert.Greater(t, r.Alloc, uint64(r.Requests)*100, name)
 		assert.Less(t, r.allocPerRequest(), 1e6, name)
+		// A request is read and answered: at least one read and one write
+		// syscall on the client's connection.
+		assert.GreaterOrEqual(t, r.Reads, uint64(r.Requests), name)
+		assert.GreaterOrEqual(t, r.Writes, uint64(r.Requests), name)
 		assert.Positive(t, r.P50, name)
 		assert.GreaterOrEqual(t, r.P99, r.P50, name)
 		// Every page of the walk is full but the last.
@@ -185,4 +189,34 @@ func TestParseStatCPU(t *testing.T) {
 	own, err := procCPU(os.Getpid())
 	require.NoError(t, err)
 	assert.Positive(t, own, "this process has run")
+}
+
+// TestParseIOSyscalls reads syscr and syscw from /proc/<pid>/io and
+// refuses a text without both.
+func TestParseIOSyscalls(t *testing.T) {
+	const io = "rchar: 323934931\nwchar: 323929600\nsyscr: 632687\nsyscw: 632675\nread_bytes: 0\nwrite_bytes: 0\ncancelled_write_bytes: 0\n"
+	for _, tc := range []struct {
+		name, io      string
+		reads, writes uint64
+		err           bool
+	}{
+		{"proc io", io, 632687, 632675, false},
+		{"no syscw", "syscr: 1\n", 0, 0, true},
+		{"not a number", "syscr: x\nsyscw: 1\n", 0, 0, true},
+		{"empty", "", 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reads, writes, err := parseIOSyscalls([]byte(tc.io))
+			if tc.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.reads, reads)
+			assert.Equal(t, tc.writes, writes)
+		})
+	}
+	reads, _, err := procSyscalls(os.Getpid())
+	require.NoError(t, err)
+	assert.Positive(t, reads, "this process has read its own /proc")
 }

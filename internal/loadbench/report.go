@@ -22,6 +22,11 @@ func (r Result) allocPerRequest() float64 { return float64(r.Alloc) / float64(ma
 
 func (r Result) mallocsPerRequest() float64 { return float64(r.Mallocs) / float64(max(r.Requests, 1)) }
 
+func (r Result) syscallsPerRequest() (reads, writes float64) {
+	n := float64(max(r.Requests, 1))
+	return float64(r.Reads) / n, float64(r.Writes) / n
+}
+
 func (r Result) bytesPerPage() float64 { return float64(r.Bytes) / float64(max(r.Requests, 1)) }
 
 // CallsPerPage is the backend calls per page served.
@@ -38,16 +43,17 @@ func (rep *Report) Write(w io.Writer) {
 		c.Records, c.List, c.Duration, c.Rounds, c.Warmup)
 	if c.Processes {
 		fmt.Fprint(w, processNote(c))
-		fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | mallocs/req | backend CPU/req | client CPU/req | bytes/page | backend calls/page | errors |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | mallocs/req | reads/req | writes/req | backend CPU/req | client CPU/req | bytes/page | backend calls/page | errors |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, r := range rep.Results {
 			calls := "—" // counted by the gateway only
 			if r.Target.walksByCursor() {
 				calls = fmt.Sprintf("%.3f", r.CallsPerPage())
 			}
-			fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.1f | %s | %s | %.0f | %s | %d |\n",
+			reads, writes := r.syscallsPerRequest()
+			fmt.Fprintf(w, "| %d | %d | %s | %.0f | %s | %s | %s | %s | %.1f | %.2f | %.2f | %s | %s | %.0f | %s | %d |\n",
 				r.Clients, r.PerPage, r.Target, r.rate(), ms(r.P50), ms(r.P99), us(r.cpuPerRequest()),
-				kb(r.allocPerRequest()), r.mallocsPerRequest(), us(r.perRequest(r.BackendCPU)), us(r.perRequest(r.ClientCPU)),
+				kb(r.allocPerRequest()), r.mallocsPerRequest(), reads, writes, us(r.perRequest(r.BackendCPU)), us(r.perRequest(r.ClientCPU)),
 				r.bytesPerPage(), calls, r.Errors)
 		}
 	} else {
