@@ -75,9 +75,16 @@ const (
 	// Baseline is Gateway as built from another binary (Config.Baseline,
 	// process mode only): a before beside the after, in one run.
 	Baseline
+	// Window is the plain proxy asked, for each page, for the backend
+	// window the gateway asks for that page of a sequential walk: the
+	// cursor's record, the page and one record more, as one page of the
+	// backend's (translate.PlanWindow). It reads what the gateway reads,
+	// so the gateway against it is the gateway's own work, and it against
+	// the proxy is what the consistency guarantee's over-fetch costs.
+	Window
 )
 
-var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline"}
+var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline", Window: "window"}
 
 // walksByCursor reports whether the target is a gateway, walked by cursor.
 func (t Target) walksByCursor() bool { return t == Gateway || t == Baseline }
@@ -96,7 +103,19 @@ var caddyfiles = map[Target]string{
 	Gateway: "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n",
 }
 
-func init() { caddyfiles[Baseline] = caddyfiles[Gateway] }
+func init() {
+	caddyfiles[Baseline] = caddyfiles[Gateway]
+	caddyfiles[Window] = caddyfiles[Proxy]
+}
+
+// served is the process that serves target: the window walk is the plain
+// proxy's.
+func (t Target) served() Target {
+	if t == Window {
+		return Proxy
+	}
+	return t
+}
 
 // Result is the outcome of one measured phase.
 type Result struct {
@@ -305,6 +324,7 @@ func newDriver(cfg Config, base string, target Target, clients, perPage int) *dr
 	return &driver{
 		base:    base + "/" + cfg.List,
 		cursor:  target.walksByCursor(),
+		windows: target == Window,
 		perPage: perPage,
 		records: cfg.Records,
 		client: &http.Client{

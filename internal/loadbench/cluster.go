@@ -73,7 +73,7 @@ func (c *cluster) close() {
 
 func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, round int, d time.Duration) (Result, []time.Duration, error) {
 	cfg := c.cfg
-	p, be := c.procs[target], c.procs[Backend]
+	p, be := c.procs[target.served()], c.procs[Backend]
 	dr := newDriver(cfg, p.url, target, clients, perPage)
 	defer dr.client.CloseIdleConnections()
 	if cfg.Warmup > 0 {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // driver is the clients of one phase. Each client walks the list from its
@@ -16,6 +18,7 @@ import (
 type driver struct {
 	base    string // the list's URL
 	cursor  bool   // walk by _cursor; else by _page
+	windows bool   // walk by the gateway's backend windows (Window)
 	perPage int
 	records int // records in the list, which does not change
 	client  *http.Client
@@ -65,6 +68,9 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time) load {
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		target := dr.base + "?_perPage=" + strconv.Itoa(dr.perPage)
 		switch {
+		case dr.windows:
+			w := gatewayWindow(page, dr.perPage)
+			target = dr.base + "?_sortField=id&_sortDir=ASC&_page=" + strconv.Itoa(w.Page()) + "&_perPage=" + strconv.Itoa(w.Size)
 		case !dr.cursor:
 			target += "&_sortField=id&_sortDir=ASC&_page=" + strconv.Itoa(page+1)
 		case cursor != "":
@@ -94,6 +100,21 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time) load {
 		}
 	}
 	return l
+}
+
+// gatewayMaxPerPage is the gateway's default backend_max_per_page, the
+// cap of its windows.
+const gatewayMaxPerPage = 1000
+
+// gatewayWindow is the backend call the gateway makes for page (0-based)
+// of a sequential walk with a warm index: the first page and the record
+// after it; then the cursor's own record, the page and one more.
+func gatewayWindow(page, perPage int) translate.Window {
+	if page == 0 {
+		return translate.PlanWindow(0, perPage+1, gatewayMaxPerPage)
+	}
+	at := page*perPage - 1 // the cursor's record
+	return translate.PlanWindow(at, at+perPage+2, gatewayMaxPerPage)
 }
 
 // get fetches target into body and returns its next_page_cursor.

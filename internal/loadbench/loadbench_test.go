@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +29,7 @@ func TestRun(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Duration, cfg.Rounds, cfg.Warmup = 600*time.Millisecond, 2, 100*time.Millisecond
 	cfg.Clients, cfg.Records = []int{2}, 1005 // a short last page
+	cfg.Targets = append(cfg.Targets, Window)
 	var log bytes.Buffer
 	rep, err := Run(t.Context(), cfg, &log)
 	require.NoError(t, err, log.String())
@@ -40,8 +43,9 @@ func TestRun(t *testing.T) {
 		assert.GreaterOrEqual(t, r.P99, r.P50)
 		assert.Equal(t, r.Requests, r.Calls, "%s perPage %d: one backend call per page", r.Target, r.PerPage)
 		assert.Positive(t, r.Fetched)
-		if r.Target == Gateway {
-			assert.LessOrEqual(t, r.FetchedPerServed(), 2.0, "perPage %d", r.PerPage)
+		if r.Target == Gateway || r.Target == Window {
+			assert.LessOrEqual(t, r.FetchedPerServed(), 2.0, "%s perPage %d", r.Target, r.PerPage)
+			assert.Greater(t, r.FetchedPerServed(), 1.0, "%s perPage %d: the cursor's record and one more", r.Target, r.PerPage)
 		} else {
 			assert.Equal(t, r.Served, r.Fetched, "%s: the clients got what the backend sent", r.Target)
 		}
@@ -51,6 +55,50 @@ func TestRun(t *testing.T) {
 	rep.Write(&out)
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
 	assert.Contains(t, out.String(), "against the plain proxy")
+	assert.Contains(t, out.String(), "| gateway | window | 2 | 100 |", "the gateway against the window walk")
+}
+
+// TestWindowsAreTheGateways holds the window target to what it stands
+// for: through a real Caddy, a sequential cursor walk makes exactly the
+// backend calls gatewayWindow names, page by page, so the window walk
+// reads what the gateway reads. The list's length is not a multiple of
+// the page, so the last window runs past its end.
+func TestWindowsAreTheGateways(t *testing.T) {
+	const records = 1005
+	be := reference.New(reference.Config{Seed: 1, Records: records})
+	var queries []url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/calls" {
+			queries = append(queries, r.URL.Query()) // the walk is sequential
+		}
+		be.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c := harness.Start(t, caddyfiles[Gateway], srv.URL)
+	defer c.Stop(t)
+	for _, perPage := range []int{10, 37, 100} {
+		t.Run(strconv.Itoa(perPage), func(t *testing.T) {
+			queries = nil
+			d := &driver{base: c.URL + "/calls", cursor: true, perPage: perPage, records: records, client: harness.Client}
+			pages := (records + perPage - 1) / perPage
+			var body bytes.Buffer
+			next := ""
+			for page := range pages {
+				u := d.base + "?_perPage=" + strconv.Itoa(perPage)
+				if next != "" {
+					u += "&_cursor=" + url.QueryEscape(next)
+				}
+				var err error
+				next, err = d.get(t.Context(), u, &body)
+				require.NoError(t, err)
+				require.Len(t, queries, page+1, "page %d: one backend call", page)
+				w := gatewayWindow(page, perPage)
+				got := queries[page]
+				assert.Equal(t, []string{strconv.Itoa(w.Page()), strconv.Itoa(w.Size)}, []string{got.Get("_page"), got.Get("_perPage")}, "page %d", page)
+			}
+			assert.Empty(t, next, "the walk ends on its last page")
+		})
+	}
 }
 
 // TestSamePages checks what the bench compares: a cursor walk through the
@@ -158,7 +206,7 @@ func TestRunProcesses(t *testing.T) {
 	rep.Write(&out)
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
 	assert.Contains(t, out.String(), "| 2 | 100 | baseline |")
-	assert.Contains(t, out.String(), "| baseline | 2 | 100 |", "the baseline's ratios to the proxy")
+	assert.Contains(t, out.String(), "| baseline | proxy | 2 | 100 |", "the baseline's ratios to the proxy")
 	assert.Contains(t, out.String(), "| throughput ratio | CPU/req ratio |")
 }
 

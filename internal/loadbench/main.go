@@ -48,7 +48,7 @@ func main() {
 	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each slice")
 	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
-	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline)")
+	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline), window (the proxy asked for the gateway's backend windows)")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (clients and backend run in the same process, so with -targets gateway it holds them too)")
 	flag.Parse()
@@ -105,7 +105,7 @@ func targetList(s string) ([]Target, error) {
 	for _, f := range strings.Split(s, ",") {
 		t, ok := parseTarget(strings.TrimSpace(f))
 		if !ok {
-			return nil, fmt.Errorf("target %q: want backend, proxy, gateway or baseline", f)
+			return nil, fmt.Errorf("target %q: want backend, proxy, gateway, baseline or window", f)
 		}
 		out = append(out, t)
 	}
