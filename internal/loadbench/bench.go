@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,6 +29,10 @@ type Config struct {
 	Records  int           // records in the walked list
 	List     string        // the walked list, a cursor endpoint
 	Seed     uint64
+
+	// ReadBuffer, when set, is the read_buffer of both proxies' transport
+	// (a Caddy size, e.g. 64KiB); unset, Caddy's default of 4 KiB.
+	ReadBuffer string
 
 	// Profile, when set, receives a CPU profile of the whole run (in
 	// process only).
@@ -106,6 +111,18 @@ var caddyfiles = map[Target]string{
 func init() {
 	caddyfiles[Baseline] = caddyfiles[Gateway]
 	caddyfiles[Window] = caddyfiles[Proxy]
+}
+
+// caddyfile is target's site, with the transport's read buffer set when
+// readBuffer is: the same setting on both proxies, so that their
+// difference stays the gateway's.
+func caddyfile(target Target, readBuffer string) string {
+	site := caddyfiles[target]
+	if readBuffer == "" {
+		return site
+	}
+	return strings.Replace(site, "reverse_proxy {backend}\n",
+		"reverse_proxy {backend} {\n\t\ttransport http {\n\t\t\tread_buffer "+readBuffer+"\n\t\t}\n\t}\n", 1)
 }
 
 // served is the process that serves target: the window walk is the plain
@@ -276,7 +293,7 @@ func (s *inProcess) phase(ctx context.Context, target Target, clients, perPage, 
 	cfg, be := s.cfg, s.be
 	base := s.backendURL
 	if target != Backend {
-		c, err := harness.Run(caddyfiles[target], s.backendURL)
+		c, err := harness.Run(caddyfile(target, cfg.ReadBuffer), s.backendURL)
 		if err != nil {
 			return Result{}, nil, err
 		}

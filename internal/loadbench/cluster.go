@@ -53,7 +53,7 @@ func startProcesses(ctx context.Context, cfg Config) (_ *cluster, err error) {
 			}
 			b = cfg.Baseline
 		}
-		p, err := startCaddy(ctx, b, dir, t.String(), caddyfiles[t], be.url, ready)
+		p, err := startCaddy(ctx, b, dir, t.String(), caddyfile(t, cfg.ReadBuffer), be.url, ready)
 		if err != nil {
 			return nil, err
 		}

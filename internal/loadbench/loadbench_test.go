@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func TestRun(t *testing.T) {
 	cfg.Duration, cfg.Rounds, cfg.Warmup = 600*time.Millisecond, 2, 100*time.Millisecond
 	cfg.Clients, cfg.Records = []int{2}, 1005 // a short last page
 	cfg.Targets = append(cfg.Targets, Window)
+	cfg.ReadBuffer = "64KiB" // both proxies' transport, as Caddy adapts it
 	var log bytes.Buffer
 	rep, err := Run(t.Context(), cfg, &log)
 	require.NoError(t, err, log.String())
@@ -56,6 +58,18 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
 	assert.Contains(t, out.String(), "against the plain proxy")
 	assert.Contains(t, out.String(), "| gateway | window | 2 | 100 |", "the gateway against the window walk")
+	assert.Contains(t, out.String(), "read_buffer 64KiB")
+}
+
+// TestCaddyfileReadBuffer sets the transport's read buffer in every
+// proxy's site alike, and leaves the sites alone without one.
+func TestCaddyfileReadBuffer(t *testing.T) {
+	for _, target := range []Target{Proxy, Gateway, Baseline, Window} {
+		assert.Equal(t, caddyfiles[target], caddyfile(target, ""), "%s", target)
+		got := caddyfile(target, "64KiB")
+		assert.Contains(t, got, "reverse_proxy {backend} {\n\t\ttransport http {\n\t\t\tread_buffer 64KiB\n\t\t}\n\t}\n", "%s", target)
+		assert.Equal(t, strings.Contains(caddyfiles[target], "helpdesk_gateway"), strings.Contains(got, "helpdesk_gateway"), "%s", target)
+	}
 }
 
 // TestWindowsAreTheGateways holds the window target to what it stands

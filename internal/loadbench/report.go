@@ -41,6 +41,11 @@ func (rep *Report) Write(w io.Writer) {
 	c := rep.Config
 	fmt.Fprintf(w, "%d records in /%s; each row %v measured, in %d slices taking turns with the other targets, each after %v of warm-up.\n",
 		c.Records, c.List, c.Duration, c.Rounds, c.Warmup)
+	if c.ReadBuffer != "" {
+		fmt.Fprintf(w, "Both proxies' reverse_proxy transport has read_buffer %s.\n", c.ReadBuffer)
+	} else {
+		fmt.Fprintln(w, "Both proxies' reverse_proxy transport has Caddy's default read buffer (4 KiB).")
+	}
 	if c.Processes {
 		fmt.Fprint(w, processNote(c))
 		fmt.Fprintln(w, "| clients | perPage | target | req/s | p50 | p99 | CPU/req | alloc/req | mallocs/req | reads/req | writes/req | backend CPU/req | client CPU/req | bytes/page | backend calls/page | errors |")
