@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
 	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
@@ -43,9 +45,30 @@ func (a *answerBuf) newCapture(limit int64) *capture {
 }
 
 var (
-	answerPool = sync.Pool{New: func() any { return new(answerBuf) }}
-	pagePool   = sync.Pool{New: func() any { return new([]byte) }}
+	answerPool  = sync.Pool{New: func() any { return new(answerBuf) }}
+	pagePool    = sync.Pool{New: func() any { return new([]byte) }}
+	fetcherPool = sync.Pool{New: func() any { return new(fetcher) }}
 )
+
+// newFetcher returns a fetcher for one client request, from the pool: it
+// is a few hundred bytes with its room, made for every page.
+func newFetcher(g *Gateway, r *http.Request, next caddyhttp.Handler, forward string) *fetcher {
+	f := fetcherPool.Get().(*fetcher)
+	f.g, f.r, f.next, f.forward = g, r, next, forward
+	return f
+}
+
+// free gives the fetcher back once nothing reads it any more: after the
+// page is written and logged, and its answers released. A nil fetcher (a
+// request refused before it had one) is left alone.
+func (f *fetcher) free() {
+	if f == nil {
+		return
+	}
+	f.release()
+	*f = fetcher{} // drops the request, the bodies and the room's pointers
+	fetcherPool.Put(f)
+}
 
 // release gives the fetcher's answers back for reuse. Nothing read from
 // them (ids, records, a backend's error body) may be used afterwards.

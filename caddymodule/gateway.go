@@ -161,6 +161,7 @@ type Gateway struct {
 	backendOnly []string        // the dialect's names that are not the clients' as well
 	shadowNames []string        // the names parameters must not pass for; see shadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
+	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
 	filters     *translate.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
@@ -226,6 +227,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
 	for _, name := range g.DropBackendHeaders {
 		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
+	}
+	g.exposed = []string{nextPageCursor}
+	if g.LinkHeader {
+		g.exposed = append(g.exposed, "Link")
 	}
 	g.filters = translate.NewFilterValidator(g.filterConfig())
 	g.endpoints = make(map[string]*endpoint)

@@ -36,11 +36,7 @@ func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Heade
 			h.Add("Link", nextLink(r, q, cursor))
 		}
 	}
-	exposed := []string{nextPageCursor}
-	if g.LinkHeader {
-		exposed = append(exposed, "Link")
-	}
-	exposeToBrowsers(h, r, exposed)
+	exposeToBrowsers(h, r, g.exposed)
 }
 
 // exposeToBrowsers lists names in Access-Control-Expose-Headers when a

@@ -98,7 +98,10 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		f       *fetcher
 		pg      *translate.Page
 	)
-	defer func() { g.logCursorRequest(ep, outcome, req, f, pg) }()
+	defer func() {
+		g.logCursorRequest(ep, outcome, req, f, pg)
+		f.free()
+	}()
 
 	q, err := g.parsePageQuery(r.URL.RawQuery)
 	if err != nil {
@@ -123,7 +126,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		req.Offset = (q.page - 1) * q.perPage
 	}
 
-	f = &fetcher{g: g, r: r, next: next, forward: q.forward}
+	f = newFetcher(g, r, next, q.forward)
 	defer f.release()
 	pg, err = ep.engine.Page(r.Context(), f, req)
 	ep.m.subrequests.Observe(float64(len(f.queries)))

@@ -155,7 +155,13 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	req.Body = http.NoBody
 	req.ContentLength = 0
 	// The body is parsed here; Caddy's encode compresses the client's answer.
-	req.Header.Set("Accept-Encoding", "identity")
+	// The clone's values are its own copies, so a client's one value is
+	// overwritten in place, without a new slice.
+	if v := req.Header["Accept-Encoding"]; len(v) == 1 {
+		v[0] = "identity"
+	} else {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
 
 	buf := answerPool.Get().(*answerBuf)
 	f.answers = append(f.answers, buf)
