@@ -38,6 +38,15 @@ func (e *CursorError) Error() string {
 // whose "id" member is a non-empty string or a whole number (taken as its
 // decimal text); other members are ignored.
 func DecodeCursor(value string) (string, error) {
+	if id, ok := exactCursorID(value); ok {
+		return id, nil
+	}
+	return decodeCursor(value)
+}
+
+// decodeCursor is DecodeCursor for every input: the lenient decoding, with
+// gjson reading the JSON.
+func decodeCursor(value string) (string, error) {
 	if value == "" {
 		return "", &CursorError{"it is empty"}
 	}
@@ -84,6 +93,76 @@ func DecodeCursor(value string) (string, error) {
 		}
 	}
 	return "", &CursorError{"its id is not a string"}
+}
+
+// maxExactCursor is the longest cursor exactCursorID decodes: ids of up
+// to 150 bytes, past any id a help desk makes; longer ones take the full
+// path.
+const maxExactCursor = 212
+
+// exactPrefix and exactSuffix are the JSON around the id of a cursor
+// EncodeCursor makes.
+const exactPrefix, exactSuffix = `{"id":"`, `"}`
+
+// stdDecode maps each byte of the standard base64 alphabet to its value,
+// and every other byte to 0xFF.
+var stdDecode = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xFF
+	}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+// exactCursorID is DecodeCursor's fast path, for the cursors clients send
+// back most: exactly what EncodeCursor makes, standard padded base64 of
+// {"id":"<id>"} with an id that needs no JSON escape. It decodes into a
+// stack buffer and checks the JSON's few bytes itself, where the full path
+// decodes into the heap and has gjson validate and read the object (about
+// 0.8 µs a page in the gateway's profile, against 0.1 µs). It reports
+// false for anything else, which the full path then reads, so every input
+// gets the answer decodeCursor gives it (FuzzDecodeCursor holds them to
+// each other).
+func exactCursorID(value string) (string, bool) {
+	if len(value) == 0 || len(value)%4 != 0 || len(value) > maxExactCursor {
+		return "", false
+	}
+	var buf [maxExactCursor / 4 * 3]byte
+	n := 0
+	for i := 0; i < len(value); i += 4 {
+		a, b, c, d := stdDecode[value[i]], stdDecode[value[i+1]], stdDecode[value[i+2]], stdDecode[value[i+3]]
+		last := i+4 == len(value)
+		switch {
+		case a|b|c|d < 64:
+			buf[n], buf[n+1], buf[n+2] = a<<2|b>>4, b<<4|c>>2, c<<6|d
+			n += 3
+		case last && a|b|c < 64 && value[i+3] == '=':
+			buf[n], buf[n+1] = a<<2|b>>4, b<<4|c>>2
+			n += 2
+		case last && a|b < 64 && value[i+2] == '=' && value[i+3] == '=':
+			buf[n] = a<<2 | b>>4
+			n++
+		default:
+			return "", false
+		}
+	}
+	raw := buf[:n]
+	if len(raw) <= len(exactPrefix)+len(exactSuffix) || string(raw[:len(exactPrefix)]) != exactPrefix ||
+		string(raw[len(raw)-len(exactSuffix):]) != exactSuffix {
+		return "", false
+	}
+	id := raw[len(exactPrefix) : len(raw)-len(exactSuffix)]
+	for _, c := range id {
+		if c == '"' || c == '\\' || c < ' ' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(id) {
+		return "", false
+	}
+	return string(id), true
 }
 
 // EncodeCursor returns the next_page_cursor value for id: standard padded

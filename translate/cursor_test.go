@@ -59,6 +59,50 @@ func TestDecodeCursor(t *testing.T) {
 	}
 }
 
+// TestExactCursorID: the fast path takes what EncodeCursor makes, whatever
+// the padding its length needs, and leaves everything else to the full
+// path, which must then give the same answer it gives alone.
+func TestExactCursorID(t *testing.T) {
+	std := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct {
+		name, value string
+		ok          bool
+	}{
+		{"numeric id, no padding", EncodeCursor("123456"), true},
+		{"one padding byte", EncodeCursor("12345"), true},
+		{"two padding bytes", EncodeCursor("1234"), true},
+		{"lexical id", EncodeCursor("TK-000123"), true},
+		{"uuid", EncodeCursor("0b9c6a4e-1f0e-4c6b-9a7e-2f3d4c5b6a79"), true},
+		{"non-ASCII", EncodeCursor("é✓"), true},
+		{"unpadded", strings.TrimRight(EncodeCursor("1234"), "="), false},
+		{"url-safe", base64.URLEncoding.EncodeToString([]byte(`{"id":"~~~>>>"}`)), false},
+		{"plus as a space", strings.ReplaceAll(EncodeCursor("~~~>>>"), "+", " "), false},
+		{"escaped id", EncodeCursor(`quo"te`), false},
+		{"control character", EncodeCursor("tab	here"), false},
+		{"number id", std(`{"id":42}`), false},
+		{"extra member", std(`{"id":"4","a":1}`), false},
+		{"whitespace", std(`{ "id":"4"}`), false},
+		{"empty id", std(`{"id":""}`), false},
+		{"invalid UTF-8", std("{\"id\":\"\xff\"}"), false},
+		{"padding inside", "eyJp=CI6IjEyMzQifQ==", false},
+		{"longer than the fast path", EncodeCursor(strings.Repeat("9", 200)), false},
+		{"empty", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, ok := exactCursorID(tc.value)
+			assert.Equal(t, tc.ok, ok)
+			full, err := decodeCursor(tc.value)
+			if ok {
+				require.NoError(t, err)
+				assert.Equal(t, full, fast)
+			}
+			got, gotErr := DecodeCursor(tc.value)
+			assert.Equal(t, full, got)
+			assert.Equal(t, err, gotErr)
+		})
+	}
+}
+
 func TestEncodeCursor(t *testing.T) {
 	assert.Equal(t, base64.StdEncoding.EncodeToString([]byte(`{"id":"123"}`)), EncodeCursor("123"))
 	for _, id := range []string{"123", `quo"te`, `back\slash`, "tab\tnew\nline\x00nul", "é✓", "bad\xffutf8", "</script>"} {
@@ -142,6 +186,13 @@ func TestOrderCompare(t *testing.T) {
 
 func FuzzDecodeCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string) {
+		// The fast path answers only what the full path answers alike.
+		if fast, ok := exactCursorID(value); ok {
+			full, err := decodeCursor(value)
+			if err != nil || full != fast {
+				t.Fatalf("%q: the fast path read %q, the full path %q, %v", value, fast, full, err)
+			}
+		}
 		id, err := DecodeCursor(value)
 		if err != nil {
 			var ce *CursorError
