@@ -137,6 +137,8 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if err := r.start(e, f, req); err != nil {
 		return nil, err
 	}
+	defer r.learnAnswer(nil) // a page that fails still teaches the index
+
 	for {
 		if err := r.budget(ctx); err != nil {
 			return nil, err
@@ -218,7 +220,7 @@ func sortedAs(o Order, ids []string) bool {
 }
 
 // learn gives the index the edges of an answer.
-func (e *Engine) learn(list string, ids []string, start int, short bool) {
+func (e *Engine) learn(list string, ids []string, start int, short bool, extra []sample) {
 	if e.Index == nil {
 		return
 	}
@@ -226,14 +228,18 @@ func (e *Engine) learn(list string, ids []string, start int, short bool) {
 	if short {
 		end = start + len(ids)
 	}
-	var room [2]sample // on the stack: the index copies what it keeps
+	var room [4]sample // on the stack: the index copies what it keeps
 	run := room[:0]
-	switch n := len(ids); n {
-	case 0:
-	case 1:
+	if n := len(ids); n > 0 {
 		run = append(run, sample{start, ids[0]})
-	default:
-		run = append(run, sample{start, ids[0]}, sample{start + n - 1, ids[n-1]})
+		for _, s := range extra {
+			if s.off > run[len(run)-1].off && s.off < start+n-1 {
+				run = append(run, s)
+			}
+		}
+		if n > 1 {
+			run = append(run, sample{start + n - 1, ids[n-1]})
+		}
 	}
 	e.Index.learnAnswer(list, run, start+len(ids), end, answerIDs{start, ids})
 }

@@ -25,6 +25,13 @@ type pageRead struct {
 	p        planner
 	s        search // where the cursor's records are, once searching
 	offset   int    // offset mode: where the page starts; -1 once searching
+
+	// unlearned is the last answer read, not yet given to the index: it
+	// is learned before the next call, or in finish together with the
+	// next page's cursor, so that a page read in one call takes the
+	// index's lock once.
+	unlearned    answer
+	hasUnlearned bool
 }
 
 // answer is one backend answer as the page reads it: its window, what it
@@ -98,6 +105,7 @@ func (r *pageRead) release(call int) {
 // the call re-read the page before a held answer and found it unchanged,
 // the answer returned is the held one.
 func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err error) {
+	r.learnAnswer(nil)
 	b, err := r.f.Fetch(ctx, w)
 	r.pg.Calls++
 	if err != nil {
@@ -133,8 +141,19 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	// The index takes even an answer a clamp may have moved: its offsets
 	// are hints that answers verify, and a clamp moves records lower,
 	// never past the end it gives.
-	r.e.learn(r.req.List, b.IDs, w.Start, a.short())
+	r.unlearned, r.hasUnlearned = a, true
 	return a, true, nil
+}
+
+// learnAnswer gives the index the answer not yet learned, if any, with
+// extra samples of it (ascending, inside the answer) beside its ends.
+func (r *pageRead) learnAnswer(extra []sample) {
+	if !r.hasUnlearned {
+		return
+	}
+	r.hasUnlearned = false
+	a := &r.unlearned
+	r.e.learn(r.req.List, a.b.IDs, a.w.Start, a.short(), extra)
 }
 
 // settle finds where the records after the cursor start in the answer:
@@ -241,17 +260,28 @@ func (r *pageRead) stitch(a answer) error {
 // served and the one after it: the next page's cursor then costs one call.
 func (r *pageRead) finish() *Page {
 	pg := r.pg
-	if len(pg.IDs) > r.req.Size {
-		pg.More = true
-		n := r.req.Size
-		r.e.Index.learn(r.req.List, []sample{
-			{off: r.takenOff[n-1], id: pg.IDs[n-1]},
-			{off: r.takenOff[n], id: pg.IDs[n]},
-		}, r.takenOff[n]+1, -1)
-		pg.IDs = pg.IDs[:n]
-		if pg.Records != nil {
-			pg.Records = pg.Records[:n]
-		}
+	if len(pg.IDs) <= r.req.Size {
+		r.learnAnswer(nil)
+		return pg
+	}
+	pg.More = true
+	n := r.req.Size
+	next := [2]sample{
+		{off: r.takenOff[n-1], id: pg.IDs[n-1]},
+		{off: r.takenOff[n], id: pg.IDs[n]},
+	}
+	if a := &r.unlearned; r.hasUnlearned && a.call == pg.Source &&
+		next[0].off >= a.w.Start && next[1].off < a.w.Start+len(a.b.IDs) {
+		// The page came from the answer just read: one lock for the
+		// answer and the next page's cursor.
+		r.learnAnswer(next[:])
+	} else {
+		r.learnAnswer(nil)
+		r.e.Index.learn(r.req.List, next[:], r.takenOff[n]+1, -1)
+	}
+	pg.IDs = pg.IDs[:n]
+	if pg.Records != nil {
+		pg.Records = pg.Records[:n]
 	}
 	return pg
 }
