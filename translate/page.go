@@ -92,8 +92,12 @@ func (r *pageRead) plan() Window {
 	return r.p.next(s, r.offset, r.want-len(r.pg.IDs))
 }
 
-// release frees the answer of a call that gave the page nothing.
+// release frees the answer of a call that gave the page nothing, once
+// the index has learned it: its ids die with it.
 func (r *pageRead) release(call int) {
+	if r.hasUnlearned && r.unlearned.call == call {
+		r.learnAnswer(nil)
+	}
 	if r.rel != nil {
 		r.rel.Release(call)
 	}

@@ -118,6 +118,23 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 				assert.Positive(t, released, "a cold cursor deep in the list searched, so some answer was released")
 			}
 			t.Logf("%d calls, %d released, source %d", pg.Calls, released, pg.Source)
+
+			// With an index, what it learned is ids of the list: none was
+			// read from an answer after it had been scribbled over.
+			x := NewIndex(Numeric, 1<<20)
+			withIndex := &Engine{Order: Numeric, MaxPageSize: tc.maxPage, Index: x}
+			_, err = withIndex.Page(context.Background(), &releasingList{memList: newMemList(tc.ids)}, req)
+			require.NoError(t, err)
+			known := make(map[string]bool, len(tc.ids))
+			for _, id := range tc.ids {
+				known[strconv.FormatInt(id, 10)] = true
+			}
+			require.NotEmpty(t, x.lists, "the page taught the index")
+			for _, p := range x.lists {
+				for _, s := range p.samples {
+					assert.True(t, known[s.id], "the index learned %q at %d, not an id of the list", s.id, s.off)
+				}
+			}
 		})
 	}
 }
