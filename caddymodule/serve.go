@@ -158,9 +158,14 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	h := w.Header()
 	g.pageHeaders(h, r, f.headers[pg.Source], q, cursor)
-	buf := pageBuffer(body.PageSize(pg.Records))
-	defer putPageBuffer(buf)
-	out := body.AppendPage(*buf, pg.Records)
+	// Most pages are a run of one bare-array answer's records, written
+	// from the answer's own bytes; others are composed in a buffer.
+	out, ok := body.PageInPlace(pg.Records)
+	if !ok {
+		buf := pageBuffer(body.PageSize(pg.Records))
+		defer putPageBuffer(buf)
+		out = body.AppendPage(*buf, pg.Records)
+	}
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {

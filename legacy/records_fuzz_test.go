@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,6 +56,14 @@ func FuzzParseBody(f *testing.F) {
 		assert.Equal(t, want.IDs, got.IDs)
 		assert.Equal(t, want.Records, got.Records)
 		assert.Equal(t, string(want.AppendPage(nil, want.Records)), string(got.AppendPage(nil, got.Records)))
+		// A page cut out of the answer itself is AppendPage's page.
+		for _, from := range []int{0, len(want.Records) / 2} {
+			mine, err := ParseBody(bytes.Clone(body), path, idField)
+			require.NoError(t, err)
+			if page, ok := mine.PageInPlace(mine.Records[from:]); ok {
+				assert.Equal(t, string(want.AppendPage(nil, want.Records[from:])), string(page))
+			}
+		}
 	})
 }
 
