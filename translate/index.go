@@ -231,12 +231,10 @@ func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
 	for i > 0 && samples[i-1].off >= first.off {
 		i--
 	}
-	j := sort.Search(len(samples), func(j int) bool {
-		return x.order.Compare(samples[j].id, last.id) > 0
+	// The samples past last's id are at or after i: search only there.
+	j := i + sort.Search(len(samples)-i, func(k int) bool {
+		return x.order.Compare(samples[i+k].id, last.id) > 0
 	})
-	if j < i {
-		j = i
-	}
 	for j < len(samples) && samples[j].off <= last.off {
 		j++
 	}
@@ -245,7 +243,7 @@ func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
 	// Kept samples are the index's own already.
 	// fresh is copied into samples below, so for the few samples of a
 	// sequential walk's answer it lives on the stack.
-	var room [8]sample
+	var room [16]sample
 	fresh := room[:0]
 	if n := len(run) + j - i; n > len(room) {
 		fresh = make([]sample, 0, n)
