@@ -34,6 +34,8 @@ func TestParseBody(t *testing.T) {
 		{name: "record without id", body: `[{"id":1},{"name":"x"}]`, idField: "id", err: `record 1 has no id at "id"`},
 		{name: "null id", body: `[{"id":null}]`, idField: "id", err: "neither a string nor a number"},
 		{name: "object id", body: `[{"id":{}}]`, idField: "id", err: "neither a string nor a number"},
+		{name: "object id holding a string", body: `[{"id":{"key":"0000"}}]`, idField: "id", err: "neither a string nor a number"},
+		{name: "array id holding an object", body: `[{"id":[{"k":"v"}],"x":1}]`, idField: "id", err: "neither a string nor a number"},
 		{name: "record not an object", body: `[1]`, idField: "id", err: "record 0 is not an object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

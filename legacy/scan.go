@@ -187,7 +187,9 @@ colon:
 		goto fail
 	}
 	i++
-	if idOpen {
+	if idOpen && len(stack) == 1 {
+		// The id's own value starts here; a member of an object inside
+		// it must not move the span.
 		i = s.space(i)
 		at = i
 	}
