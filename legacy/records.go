@@ -49,7 +49,7 @@ func ParseBody(raw []byte, recordsPath, idField string) (*Body, error) {
 // id is at a plain key of each record, as is usual; other gjson paths cost
 // a pass more.
 func (b *Body) Parse(raw []byte, recordsPath, idField string) error {
-	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0], scan: scanner{data: raw, stack: b.scan.stack[:0]}}
+	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0], scan: scanner{data: raw, stack: b.scan.stack[:0], keys: b.scan.keys[:0]}}
 	s := &b.scan
 	i := s.space(0)
 	var err error

@@ -74,3 +74,32 @@ func TestAppendPage(t *testing.T) {
 		assert.Len(t, empty, b.PageSize(nil))
 	}
 }
+
+// TestRepeatedMemberNames: names checked by comparison with the record
+// before read exactly as names scanned anew: the same ids and records as
+// the three-pass reading, whether names repeat, change, move, carry
+// escapes, or an id moves or hides behind a longer name.
+func TestRepeatedMemberNames(t *testing.T) {
+	for _, body := range []string{
+		`[{"id":1,"a":"x"},{"id":2,"a":"y"},{"id":3,"a":"z"}]`,
+		`[{"a":"x","id":1},{"id":2,"a":"y"},{"a":"z","id":3}]`,
+		`[{"id":1,"ab":1},{"id":2,"a":1,"b":2},{"id":3,"abc":{"id":9}}]`,
+		`[{"i\u0064":1},{"id":2},{"i\u0064":3}]`,
+		`[{"idx":0,"id":1},{"id":2,"idx":0},{"idx":0,"id":3}]`,
+		`[{"id":1,"a":"x"},{"id":2,"a":"x"},{"id":3,"a":"x"}]`,
+		`[{"id":1,"name":"a"},{"id":2,"nam":"a","e":1},{"id":3,"name":"a"}]`,
+		`[{"id":1},{"id":2,"id":5},{"id":3}]`,
+	} {
+		want, wantErr := parseBodyGjson([]byte(body), "", "id")
+		got, err := ParseBody([]byte(body), "", "id")
+		if wantErr != nil {
+			assert.EqualError(t, err, wantErr.Error(), body)
+			continue
+		}
+		require.NoError(t, err, body)
+		assert.Equal(t, want.IDs, got.IDs, body)
+		assert.Equal(t, want.Records, got.Records, body)
+	}
+	_, err := ParseBody([]byte(`[{"id":1,"a":1},{"id":2,"a":1},{"id":3,"a`), "", "id")
+	assert.Error(t, err, "a name cut short after two that matched")
+}

@@ -24,7 +24,17 @@ type scanner struct {
 	depth int    // levels entered by the caller, outside walk's own
 	deep  bool   // the scan failed because of maxDepth, not syntax
 	stack []byte // walk's open containers, '{' or '[', kept for reuse
+
+	// keys are the member names of the last record walk read with a key,
+	// in order, as spans of data without escapes: records of one answer
+	// mostly repeat them, and bytes equal to a string already found
+	// valid are a valid string, so a repeated name is checked with one
+	// comparison instead of a scan. A span of length 0 matches nothing.
+	keys []span
 }
+
+// span is a run of data: [at, at+n).
+type span struct{ at, n int }
 
 // class sorts bytes for the scanner's hot loops: one table load instead
 // of a chain of comparisons for each byte looked at.
@@ -76,9 +86,10 @@ func (s *scanner) walk(i int, key string) (end, at, atEnd int, ok bool) {
 	stack := s.stack[:0]
 	at, atEnd = -1, -1
 	var (
-		keyAt  int
-		esc    bool
-		idOpen bool // the value being scanned is key's
+		keyAt   int
+		esc     bool
+		idOpen  bool // the value being scanned is key's
+		members int  // the record's members so far, when key is set
 	)
 value:
 	if i >= len(d) {
@@ -169,11 +180,26 @@ member:
 		goto fail
 	}
 	keyAt = i
-	if i, esc, ok = s.str(i); !ok {
+	if key != "" && len(stack) == 1 {
+		// A record's own member: its name is most likely the one at the
+		// same place in the record before.
+		if members < len(s.keys) {
+			if k := s.keys[members]; k.n > 0 && i+k.n <= len(d) && string(d[i:i+k.n]) == string(d[k.at:k.at+k.n]) {
+				i, esc = i+k.n, false
+				goto named
+			}
+		}
+		if i, esc, ok = s.str(i); !ok {
+			goto fail
+		}
+		s.remember(members, keyAt, i, esc)
+	named:
+		members++
+		if at < 0 && keyIs(d[keyAt:i], esc, key) {
+			idOpen = true
+		}
+	} else if i, esc, ok = s.str(i); !ok {
 		goto fail
-	}
-	if key != "" && at < 0 && len(stack) == 1 && keyIs(d[keyAt:i], esc, key) {
-		idOpen = true
 	}
 colon:
 	if i >= len(d) {
@@ -197,6 +223,20 @@ colon:
 fail:
 	s.stack = stack
 	return i, -1, -1, false
+}
+
+// remember keeps the name of a record's member n, in data[at:end], for
+// the next record; a name with escapes is not kept.
+func (s *scanner) remember(n, at, end int, escaped bool) {
+	k := span{at, end - at}
+	if escaped {
+		k.n = 0
+	}
+	if n < len(s.keys) {
+		s.keys[n] = k
+	} else {
+		s.keys = append(s.keys, k)
+	}
 }
 
 // enter counts one more level of nesting and reports whether it is
