@@ -20,7 +20,11 @@
 // for each of their slices (go tool pprof merges the files it is given).
 // -baseline BIN with the target baseline runs a fourth process, a Caddy
 // built at another commit, walked as the gateway is: a before and an
-// after in one interleaved run.
+// after in one interleaved run. The target window walks the plain proxy
+// by the backend windows the gateway asks for, which splits what the
+// gateway adds into its own work and the over-fetch of the consistency
+// guarantee; -read-buffer gives both proxies' transport one read buffer.
+// The process mode also counts each process's read and write syscalls.
 //
 // The clients walk one list from its first page to its last, again and
 // again: by _cursor on the gateway, by _page (sorted by id, ascending) on
