@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 )
 
 // Fetcher makes one backend list call: the records at offsets
@@ -24,6 +26,16 @@ type Releaser interface {
 	Release(call int)
 }
 
+// Keeper is a Fetcher whose answers can outlive the request that read
+// them. The engine calls Keep with the number of a call whose answer
+// becomes a read-ahead window: the fetcher must then never reuse that
+// answer's memory, and returns what its caller needs to compose pages
+// from the answer later (opaque to the engine; see StoredWindow.Source)
+// and the answer's size in bytes, which the WindowStore's bound counts.
+type Keeper interface {
+	Keep(call int) (source any, bytes int)
+}
+
 // Batch is one backend answer.
 type Batch struct {
 	IDs     []string // record ids, in the order the backend sent them
@@ -41,6 +53,9 @@ type Request struct {
 	Offset int
 	// Size is the number of records per page.
 	Size int
+	// Fresh says the caller asked for the backend's own answer
+	// (Cache-Control: no-cache or max-age=0): no stored window serves it.
+	Fresh bool
 }
 
 // Page is the answer to a Request.
@@ -54,6 +69,18 @@ type Page struct {
 	Fetched     int  // records fetched
 	IndexHit    bool // the index knew the cursor record's place
 	Relocations int  // times a hint or an answer proved stale
+
+	// Stored is the read-ahead window the page was cut from, with no
+	// backend call; nil when the page was read from the backend. Source
+	// is then -1, and the window's Source is what the fetcher kept.
+	Stored *StoredWindow
+	// Keyset says the page was read by keyset (records above the cursor).
+	Keyset bool
+
+	// nextAt, when not 0, is one past the offset of the page's last
+	// record, and nextID the id after it, for the index (see cutFrom).
+	nextAt int
+	nextID string
 }
 
 // Engine serves keyset pages (records after an id) from a backend that
@@ -76,7 +103,29 @@ type Engine struct {
 	// concurrent pages; set it before the first.
 	OnLearn func(limit int, fixed bool)
 
-	sizes pageSizes
+	// Keyset, when set, says the backend can be asked for the records
+	// with id above a cursor (a Window with After), and checks that a
+	// cursor id can be written into such a query safely: a cursor page
+	// whose id it refuses is read by offset, as without it.
+	Keyset func(id string) error
+	// OnKeysetMisread, when set, is called when an answer shows that the
+	// backend ignored or misread the keyset condition; that list is read
+	// by offset from then on. It may be called from concurrent pages.
+	OnKeysetMisread func(reason string)
+
+	// Windows, when set, keeps read-ahead windows: a walk that continues
+	// is read in larger answers, and its next pages are cut from them
+	// without a backend call (see readahead.go).
+	Windows *WindowStore
+
+	// ListLimit bounds the list identities whose learned state (page
+	// sizes, walk pace, keyset trust) the engine keeps; the least
+	// recently used go first. 0 means defaultListStates.
+	ListLimit int
+
+	lists    lists
+	reportMu sync.Mutex
+	reported int // the last limit learned, for PageSizeLimit; 0: none
 }
 
 // DefaultMaxCalls is the call budget of a page when Engine.MaxCalls is 0.
@@ -110,6 +159,9 @@ type BackendError struct {
 }
 
 func (e *BackendError) Error() string {
+	if e.Window.Keyset() {
+		return fmt.Sprintf("backend_keyset window after id %.40q of size %d: %s", e.Window.After, e.Window.Size, e.Reason)
+	}
 	if !e.Window.Aligned() {
 		return fmt.Sprintf("backend window at offset %d of size %d: %s", e.Window.Start, e.Window.Size, e.Reason)
 	}
@@ -132,20 +184,69 @@ func (e *BackendError) Error() string {
 // Each call is one turn of the loop below; its steps (plan a window, read
 // and check the answer, settle the cursor's place, take the records,
 // stitch the next call on) are pageRead's methods, in page.go.
+//
+// The page is planned in three steps, the seam between read-ahead and the
+// backend's dialect: the window the page wants (its records, and more
+// when a walk continues: readahead), whether a stored window already holds
+// it (cut), and how the backend is asked for it: by keyset (records above
+// the cursor) where the backend takes that and the cursor id is safe to
+// write into its query, else by page or offset (offsetPage).
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
-	var r pageRead
-	if err := r.start(e, f, req); err != nil {
+	if req.Size < 1 {
+		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
+	}
+	ls := e.lists.get(req.List, e.ListLimit)
+	now, ttl := time.Now(), e.Windows.TTL()
+	cont := ls.continues(req, now, ttl)
+	if req.After != "" && !req.Fresh {
+		if pg := e.Windows.cut(req.List, req.After, req.Size, now); pg != nil {
+			e.cutFrom(req, pg)
+			ls.walked(pg, now, ttl)
+			return pg, nil
+		}
+	}
+	ahead := ls.readahead(req, cont, ttl)
+	var (
+		pg    *Page
+		run   *StoredWindow
+		calls int
+		err   error
+	)
+	if req.After != "" && e.keysetFor(ls, req.After) {
+		pg, run, calls, err = e.keysetPage(ctx, f, ls, req, ahead)
+	}
+	if pg == nil && err == nil {
+		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls)
+	}
+	if err != nil {
 		return nil, err
 	}
+	if run != nil {
+		e.keep(f, req.List, run, now)
+	}
+	ls.walked(pg, now, ttl)
+	return pg, nil
+}
+
+// offsetPage reads a page by page number or offset, searching for the
+// cursor's place, with ahead records more in its first call when a walk
+// continues, after calls already made for the page. It returns the answer
+// to keep as a read-ahead window, if any.
+func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int) (*Page, *StoredWindow, error) {
+	var r pageRead
+	if err := r.start(e, f, ls, req); err != nil {
+		return nil, nil, err
+	}
+	r.ahead, r.pg.Calls = ahead, calls
 	defer r.learnAnswer(nil) // a page that fails still teaches the index
 
 	for {
 		if err := r.budget(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		a, ok, err := r.read(ctx, r.plan())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !ok {
 			continue // nothing the page can use; the planner knows more now
@@ -155,10 +256,11 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 			continue // the cursor's place is narrower now, not found yet
 		}
 		if r.take(a, below) {
-			return r.finish(), nil
+			run := r.window()
+			return r.finish(), run, nil
 		}
 		if err := r.stitch(a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

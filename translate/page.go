@@ -2,7 +2,6 @@ package translate
 
 import (
 	"context"
-	"fmt"
 	"sort"
 )
 
@@ -26,6 +25,15 @@ type pageRead struct {
 	s        search // where the cursor's records are, once searching
 	offset   int    // offset mode: where the page starts; -1 once searching
 
+	// ahead is how many records past the page the first call reads, when
+	// a walk continues (read-ahead); src is the answer the page starts
+	// in, srcBelow its records at or below the cursor, and answers the
+	// number of answers the page took records from.
+	ahead    int
+	src      answer
+	srcBelow int
+	answers  int
+
 	// unlearned is the last answer read, not yet given to the index: it
 	// is learned before the next call, or in finish together with the
 	// next page's cursor, so that a page read in one call takes the
@@ -48,12 +56,9 @@ func (a *answer) short() bool { return a.v == ended || a.v == endedSomewhere }
 
 // start checks the request and sets the page up. A pageRead lives on
 // Page's stack, with the search it holds.
-func (r *pageRead) start(e *Engine, f Fetcher, req Request) error {
-	if req.Size < 1 {
-		return fmt.Errorf("page size %d: must be at least 1", req.Size)
-	}
+func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error {
 	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1, maxCalls: e.MaxCalls,
-		pg: &Page{Source: -1}, p: e.newPlanner(), offset: req.Offset}
+		pg: &Page{Source: -1}, p: e.newPlanner(&ls.sizes), offset: req.Offset}
 	if r.maxCalls < 1 {
 		r.maxCalls = DefaultMaxCalls
 	}
@@ -83,13 +88,18 @@ func (r *pageRead) budget(ctx context.Context) error {
 
 // plan plans the next call: in offset mode from the offset, else where the
 // search expects the cursor's records, within the page sizes the backend
-// was seen to serve.
+// was seen to serve. Until the page has a record, a walk that continues
+// reads ahead.
 func (r *pageRead) plan() Window {
 	var s *search
 	if r.offset < 0 {
 		s = &r.s
 	}
-	return r.p.next(s, r.offset, r.want-len(r.pg.IDs))
+	ahead := 0
+	if len(r.pg.IDs) == 0 {
+		ahead = r.ahead
+	}
+	return r.p.next(s, r.offset, r.want-len(r.pg.IDs), ahead)
 }
 
 // release frees the answer of a call that gave the page nothing, once
@@ -203,7 +213,9 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 // whether the page is done: full with its lookahead, or at the list's end.
 func (r *pageRead) take(a answer, below int) (done bool) {
 	pg, ids, start := r.pg, a.b.IDs, a.w.Start
+	r.answers++
 	if pg.Source < 0 {
+		r.src, r.srcBelow = a, below
 		pg.Source = a.call
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
 			// Remember the cursor's own record, which a wide window holds
@@ -258,6 +270,30 @@ func (r *pageRead) stitch(a answer) error {
 	})
 	r.offset = -1
 	return nil
+}
+
+// window returns the answer of a page read ahead as a window to keep, or
+// nil: when the page was not read ahead, took records from more than one
+// answer, or its answer holds no record at or below the cursor and does
+// not start the list (the guarantee's condition), or holds nothing a next
+// page could be cut from. Called before finish cuts the page.
+func (r *pageRead) window() *StoredWindow {
+	a, below := &r.src, r.srcBelow
+	if r.ahead == 0 || r.answers != 1 || r.req.After == "" || below == 0 && a.w.Start != 0 {
+		return nil
+	}
+	ids := a.b.IDs
+	ended := a.short()
+	if rest := len(ids) - below - r.req.Size; rest <= r.req.Size && !ended {
+		return nil // not a page more than the page itself read
+	}
+	w := &StoredWindow{ids: ids, records: a.b.Records, ended: ended, start: a.w.Start, call: a.call}
+	if a.w.Start == 0 {
+		w.fromStart = true
+	} else {
+		w.floor = ids[0]
+	}
+	return w
 }
 
 // finish cuts the lookahead off the page, and remembers the last record

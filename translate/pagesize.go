@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// pageSizes is what an endpoint knows of the page sizes its backend really
+// pageSizes is what a list knows of the page sizes its backend really
 // serves. A backend may clamp _perPage below the configured maximum without
 // saying so, or ignore it and always send its own page size; both make a
 // short answer look like the list's end and move every page after the
@@ -23,16 +23,15 @@ import (
 //   - fixed says the backend ignores _perPage: an answer longer than asked
 //     proved it, and every window then has size limit.
 //
-// The state is a few integers per endpoint, whatever the traffic.
+// The state is a few integers per list identity (see listState).
 type pageSizes struct {
-	mu      sync.Mutex
-	seen    int
-	limit   int // 0 until first used: the configured maximum
-	fixed   bool
-	learned bool
+	mu    sync.Mutex
+	seen  int
+	limit int // 0 until first used: the configured maximum
+	fixed bool
 }
 
-// sizeView is one page's copy of an endpoint's page sizes.
+// sizeView is one page's copy of a list's page sizes.
 type sizeView struct {
 	seen, limit int
 	fixed       bool
@@ -62,7 +61,7 @@ func (p *pageSizes) clamp(n int) bool {
 	if p.fixed || n >= p.limit || n < p.seen {
 		return false // nothing new, or contradicted by a larger answer
 	}
-	p.limit, p.learned = n, true
+	p.limit = n
 	return true
 }
 
@@ -75,20 +74,23 @@ func (p *pageSizes) ignore(n int) bool {
 	if p.fixed && n <= p.limit {
 		return false
 	}
-	p.fixed, p.limit, p.learned = true, n, true
+	p.fixed, p.limit = true, n
 	return true
 }
 
-// PageSizeLimit returns the largest backend page the engine plans for:
-// MaxPageSize until the backend's answers proved a smaller limit, or a
-// fixed page size it sends whatever is asked; learned says which. Safe for
-// concurrent use.
+// PageSizeLimit returns the backend page limit the engine last learned
+// for any of its lists, for the admin endpoint: MaxPageSize until an
+// answer proved a smaller limit, or a fixed page size the backend sends
+// whatever is asked; learned says which. Limits are learned and used per
+// list identity (see listState); this is the most recent of them. Safe
+// for concurrent use.
 func (e *Engine) PageSizeLimit() (limit int, learned bool) {
-	v := e.sizes.view(e.MaxPageSize)
-	e.sizes.mu.Lock()
-	learned = e.sizes.learned
-	e.sizes.mu.Unlock()
-	return v.limit, learned
+	e.reportMu.Lock()
+	defer e.reportMu.Unlock()
+	if e.reported == 0 {
+		return e.MaxPageSize, false
+	}
+	return e.reported, true
 }
 
 // trusted is the largest window whose answer the engine can take at face
@@ -116,6 +118,20 @@ func (v sizeView) plan(from, to, cap int, offsets bool) Window {
 		return PlanOffsetWindow(from, to, min(cap, v.limit))
 	}
 	return PlanWindow(from, to, min(cap, v.limit))
+}
+
+// planAhead is plan for a read-ahead window: it covers [from, to) and
+// reaches toward far as far as the backend's pages allow with little
+// waste. A backend with fixed pages is asked as always.
+func (v sizeView) planAhead(from, to, far, cap int, offsets bool) Window {
+	limit := min(cap, v.limit)
+	switch {
+	case v.fixed:
+		return v.plan(from, to, cap, offsets)
+	case offsets:
+		return PlanOffsetWindow(from, far, limit)
+	}
+	return PlanReadahead(from, to, far, limit)
 }
 
 // verdict is what one answer says, judged against the page sizes seen.
@@ -170,13 +186,13 @@ func (v sizeView) judge(w Window, n int, anchored bool) verdict {
 // the answer is taken as the window of its own size; elsewhere it came
 // from an offset the engine cannot know and is asked again at the learned
 // size.
-func (e *Engine) longAnswer(w Window, n int, anchored bool) (Window, bool, error) {
+func (e *Engine) longAnswer(sz *pageSizes, w Window, n int, anchored bool) (Window, bool, error) {
 	if n > e.MaxPageSize {
 		return w, false, &BackendError{Window: w, Setting: "backend_max_per_page", Reason: fmt.Sprintf(
 			"%d records for a page of %d, more than backend_max_per_page (%d): the backend ignores _perPage; set backend_max_per_page %d or more",
 			n, w.Size, e.MaxPageSize, n)}
 	}
-	if e.sizes.ignore(n) {
+	if sz.ignore(n) {
 		e.learned(n, true)
 	}
 	if anchored {
@@ -185,8 +201,12 @@ func (e *Engine) longAnswer(w Window, n int, anchored bool) (Window, bool, error
 	return w, false, nil
 }
 
-// learned reports a new limit to the engine's observer.
+// learned reports a new limit to the admin endpoint and the engine's
+// observer.
 func (e *Engine) learned(limit int, fixed bool) {
+	e.reportMu.Lock()
+	e.reported = limit
+	e.reportMu.Unlock()
 	if e.OnLearn != nil {
 		e.OnLearn(limit, fixed)
 	}
@@ -203,9 +223,9 @@ type suspect struct {
 // against a suspected clamp, and learns the clamp when the answer proves
 // it. It reports whether the suspicion is resolved: proved, or ruled out
 // by an answer that shows the list's end.
-func (e *Engine) resolve(s *suspect, start, n int, v verdict) bool {
+func (e *Engine) resolve(sz *pageSizes, s *suspect, start, n int, v verdict) bool {
 	if start+n > s.end {
-		if e.sizes.clamp(s.n) {
+		if sz.clamp(s.n) {
 			e.learned(s.n, false)
 		}
 		return true
@@ -217,6 +237,7 @@ func (e *Engine) resolve(s *suspect, start, n int, v verdict) bool {
 // judges their answers; it keeps the clamp reasoning out of Engine.Page.
 type planner struct {
 	e   *Engine
+	sz  *pageSizes // the list's; see listState
 	v   sizeView
 	cap int      // the largest window this page plans
 	sus *suspect // a short answer not yet explained
@@ -248,14 +269,14 @@ func (p *planner) edgeHolds(w Window, b Batch) bool {
 	return n > 0 && w.Start+n == p.belowEnd && b.IDs[n-1] == p.belowID
 }
 
-func (e *Engine) newPlanner() planner {
-	v := e.sizes.view(e.MaxPageSize)
-	return planner{e: e, v: v, cap: v.limit, belowEnd: -1}
+func (e *Engine) newPlanner(sz *pageSizes) planner {
+	v := sz.view(e.MaxPageSize)
+	return planner{e: e, sz: sz, v: v, cap: v.limit, belowEnd: -1}
 }
 
 // refresh takes in what other pages (or this one) learned.
 func (p *planner) refresh() {
-	v := p.e.sizes.view(p.e.MaxPageSize)
+	v := p.sz.view(p.e.MaxPageSize)
 	v.seen = max(v.seen, p.v.seen)
 	p.v = v
 	if p.sus == nil {
@@ -266,16 +287,23 @@ func (p *planner) refresh() {
 }
 
 // next plans the next call: from offset in offset mode, else by search.
-func (p *planner) next(s *search, offset, need int) Window {
+// With ahead, a cursor whose place is known is read with up to ahead
+// records more than the page needs (read-ahead).
+func (p *planner) next(s *search, offset, need, ahead int) Window {
 	plan := func(from, to int) Window { return p.v.plan(from, to, p.cap, p.e.Offsets) }
 	if p.held != nil {
 		// Re-read the fixed page that ends at belowEnd.
 		return Window{Start: (p.belowEnd - 1) / p.v.limit * p.v.limit, Size: p.v.limit}
 	}
 	var w Window
-	if offset >= 0 {
+	switch {
+	case ahead > 0 && s != nil && s.lo >= 0 && (s.exact() || s.upper() == s.lo+1):
+		// The cursor's record is at lo, as when a walk continues: its
+		// window, and as much of what follows as readahead asks.
+		w = p.v.planAhead(s.lo, s.lo+1+need, s.lo+1+need+ahead, p.cap, p.e.Offsets)
+	case offset >= 0:
 		w = plan(offset, offset+need)
-	} else {
+	default:
 		w = s.window(need, plan)
 	}
 	if p.v.fixed && !p.e.Offsets && p.belowEnd >= 0 && w.Start+w.Size == p.belowEnd {
@@ -316,7 +344,7 @@ func (p *planner) canOverlap(off int) bool {
 func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 	n := len(b.IDs)
 	if n > w.Size {
-		nw, usable, err := p.e.longAnswer(w, n, p.anchored(w))
+		nw, usable, err := p.e.longAnswer(p.sz, w, n, p.anchored(w))
 		if err != nil {
 			return w, full, err
 		}
@@ -330,9 +358,9 @@ func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 		return w, full, err
 	}
 	v := p.v.judge(w, n, p.anchored(w))
-	p.e.sizes.saw(n)
+	p.sz.saw(n)
 	p.v.seen = max(p.v.seen, n)
-	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sus, w.Start, n, v) {
+	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sz, p.sus, w.Start, n, v) {
 		p.sus = nil
 		p.refresh()
 	}

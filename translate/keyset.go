@@ -1,0 +1,169 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+)
+
+// Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
+// records above the cursor, in id order, instead of for an offset: one
+// call a page at any depth, no search, no index. The answer is anchored at
+// the cursor by the backend's own condition, so a page cut from it is the
+// records after the cursor as the backend held them, as the guarantee
+// asks; a page that needs a second call asks for the records above the
+// last one taken, anchored the same way.
+//
+// The condition is the backend's, so answers are checked: in id order,
+// and every record above the cursor, but for the cursor's own record
+// first (an inclusive condition, id_gte, which is learned). An answer
+// that breaks that shows the backend ignored or misread the condition:
+// the page is read by offset instead, and so is every later page of that
+// list identity.
+
+// keyset is what a list identity learned of its backend's keyset answers.
+type keyset struct {
+	inclusive bool // answers hold the cursor's own record first
+	misread   bool // an answer broke the condition: read by offset
+}
+
+// keysetFor reports whether a cursor page of the list is asked by keyset.
+func (e *Engine) keysetFor(ls *listState, after string) bool {
+	if e.Keyset == nil || e.Keyset(after) != nil {
+		return false
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return !ls.keyed.misread
+}
+
+// keysetPage reads a cursor page by keyset, with ahead records more in
+// its first call when a walk continues. It returns a nil page and no
+// error when an answer showed the backend does not keep the condition:
+// the caller reads the page by offset, after the calls made (which it
+// counts on from: they are the fetcher's first).
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int) (_ *Page, _ *StoredWindow, calls int, _ error) {
+	ls.mu.Lock()
+	inclusive := ls.keyed.inclusive
+	ls.mu.Unlock()
+	maxCalls := e.MaxCalls
+	if maxCalls < 1 {
+		maxCalls = DefaultMaxCalls
+	}
+	want := req.Size + 1
+	pg := &Page{Source: -1, Keyset: true}
+	after := req.After
+	var (
+		first   *StoredWindow // the first answer, as a window to keep
+		suspect = -1          // a short answer's length not yet explained: a clamp, or the end
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, 0, err
+		}
+		if pg.Calls == maxCalls {
+			return nil, nil, 0, &CallLimitError{Calls: pg.Calls}
+		}
+		v := ls.sizes.view(e.MaxPageSize)
+		ask := want - len(pg.IDs)
+		if len(pg.IDs) == 0 {
+			ask += ahead
+		}
+		if inclusive {
+			ask++
+		}
+		ask = max(min(ask, v.limit), 2)
+		w := Window{Start: -1, Size: ask, After: after}
+		b, err := f.Fetch(ctx, w)
+		pg.Calls++
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		n := len(b.IDs)
+		if n > ask {
+			w.Size = n // the backend sends its own page size: more records after the cursor
+		}
+		if err := e.check(b, w); err != nil {
+			return nil, nil, 0, err
+		}
+		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
+			e.learned(suspect, false) // a short answer that was not the list's end
+		}
+		suspect = -1
+		ls.sizes.saw(n)
+		ids, recs := b.IDs, b.Records
+		if n > 0 && e.Order.Compare(ids[0], after) == 0 {
+			ids = ids[1:] // an inclusive condition: the cursor's own record
+			if recs != nil {
+				recs = recs[1:]
+			}
+			if !inclusive {
+				inclusive = true
+				ls.mu.Lock()
+				ls.keyed.inclusive = true
+				ls.mu.Unlock()
+			}
+		}
+		if len(ids) > 0 && e.Order.Compare(ids[0], after) <= 0 {
+			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, the backend answered with id %.40q first", after, ids[0]))
+			if r, ok := f.(Releaser); ok {
+				for c := range pg.Calls {
+					r.Release(c)
+				}
+			}
+			return nil, nil, pg.Calls, nil
+		}
+		pg.Fetched += n
+		// An answer short of what was asked ends the list unless a clamp
+		// cut it; an answer no longer than the backend was seen to serve,
+		// or short of any clamp, cannot have been cut.
+		short := n < w.Size
+		ended := short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
+		if short && !ended {
+			suspect = n
+		}
+		take := min(len(ids), want-len(pg.IDs))
+		if take > 0 {
+			if pg.Source < 0 {
+				pg.Source = pg.Calls - 1
+				pg.IDs = ids[:take:take]
+				if recs != nil {
+					pg.Records = recs[:take:take]
+				}
+				if ahead > 0 && (len(ids) > 2*req.Size || ended) {
+					first = &StoredWindow{ids: ids, records: recs, floor: after, ended: ended, start: -1, call: pg.Calls - 1}
+				}
+			} else {
+				first = nil // a page of two answers: no single window holds it
+				pg.IDs = append(pg.IDs, ids[:take]...)
+				if recs != nil {
+					pg.Records = append(pg.Records, recs[:take]...)
+				}
+			}
+		}
+		if len(pg.IDs) == want || ended {
+			break
+		}
+		if take > 0 {
+			after = pg.IDs[len(pg.IDs)-1]
+		}
+	}
+	if len(pg.IDs) > req.Size {
+		pg.More = true
+		pg.IDs = pg.IDs[:req.Size]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:req.Size]
+		}
+	}
+	return pg, first, pg.Calls, nil
+}
+
+// keysetMisread stops keyset reads of the list and tells the observer.
+func (e *Engine) keysetMisread(ls *listState, reason string) {
+	ls.mu.Lock()
+	was := ls.keyed.misread
+	ls.keyed.misread = true
+	ls.mu.Unlock()
+	if !was && e.OnKeysetMisread != nil {
+		e.OnKeysetMisread(reason)
+	}
+}
