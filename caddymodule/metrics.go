@@ -30,6 +30,9 @@ var metrics = struct {
 	filterRejections *prometheus.CounterVec
 	unusable         *prometheus.CounterVec
 	pageLimit        *prometheus.GaugeVec
+	readaheadPages   *prometheus.CounterVec
+	windowsDropped   *prometheus.CounterVec
+	windowBytes      prometheus.GaugeFunc
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -60,8 +63,27 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "backend_page_limit",
 			Help: "The largest backend page the gateway asks for: backend_max_per_page, or the limit the backend's answers proved.",
 		}, []string{"endpoint"})
+		metrics.readaheadPages = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_pages_total",
+			Help: "Cursor pages cut from a read-ahead window, each a backend call saved, by endpoint.",
+		}, []string{"endpoint"})
+		metrics.windowsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_windows_dropped_total",
+			Help: "Read-ahead windows dropped: evicted (for readahead_memory) or expired (past readahead_ttl).",
+		}, []string{"reason"})
+		metrics.windowBytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: ns, Name: "readahead_window_bytes",
+			Help: "Bytes of backend answers held as read-ahead windows, across the running gateways.",
+		}, func() float64 {
+			var n int64
+			for _, g := range runningGateways() {
+				n += g.windows.Stats().Bytes
+			}
+			return float64(n)
+		})
 	})
-	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit} {
+	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
+		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes} {
 		if registry == nil {
 			break
 		}
@@ -80,6 +102,7 @@ type endpointMetrics struct {
 	ok, clientError prometheus.Counter
 	subrequests     prometheus.Observer // cursor endpoints only
 	hit, miss       prometheus.Counter  // cursor endpoints only
+	readahead       prometheus.Counter  // cursor endpoints only
 }
 
 func newEndpointMetrics(name string, cursor bool) *endpointMetrics {
@@ -91,6 +114,16 @@ func newEndpointMetrics(name string, cursor bool) *endpointMetrics {
 		m.subrequests = metrics.subrequests.WithLabelValues(name)
 		m.hit = metrics.index.WithLabelValues(name, "hit")
 		m.miss = metrics.index.WithLabelValues(name, "miss")
+		m.readahead = metrics.readaheadPages.WithLabelValues(name)
 	}
 	return m
+}
+
+// windowDropped counts a read-ahead window dropped by a store.
+func windowDropped(expired bool) {
+	reason := "evicted"
+	if expired {
+		reason = "expired"
+	}
+	metrics.windowsDropped.WithLabelValues(reason).Inc()
 }

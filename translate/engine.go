@@ -197,15 +197,15 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	}
 	ls := e.lists.get(req.List, e.ListLimit)
 	now, ttl := time.Now(), e.Windows.TTL()
-	cont := ls.continues(req, now, ttl)
+	walk := ls.continues(req, now, ttl)
 	if req.After != "" && !req.Fresh {
 		if pg := e.Windows.cut(req.List, req.After, req.Size, now); pg != nil {
 			e.cutFrom(req, pg)
-			ls.walked(pg, now, ttl)
+			ls.walked(pg, walk, now, ttl)
 			return pg, nil
 		}
 	}
-	ahead := ls.readahead(req, cont, ttl)
+	ahead := ls.readahead(req, walk, ttl)
 	var (
 		pg    *Page
 		run   *StoredWindow
@@ -224,7 +224,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if run != nil {
 		e.keep(f, req.List, run, now)
 	}
-	ls.walked(pg, now, ttl)
+	ls.walked(pg, walk, now, ttl)
 	return pg, nil
 }
 

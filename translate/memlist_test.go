@@ -17,6 +17,10 @@ type memList struct {
 	ids     []int64
 	calls   int
 	fetched int
+	// stepped counts the records the backend steps through: a SQL
+	// OFFSET/LIMIT query reads the offset's records and the page's; a
+	// keyset query (id > X LIMIT n, on an index) reads the page's only.
+	stepped int
 	// before runs ahead of every call, under the lock, to change the list
 	// between calls.
 	before func(l *memList)
@@ -69,6 +73,18 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	case l.clampAt > 0:
 		size = min(size, l.clampAt)
 	}
+	if w.Keyset() {
+		x, _ := strconv.ParseInt(w.After, 10, 64)
+		i, _ := slices.BinarySearch(l.ids, x+1)
+		to := min(i+size, len(l.ids))
+		b := Batch{IDs: make([]string, 0, to-i)}
+		for _, id := range l.ids[i:to] {
+			b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
+		}
+		l.fetched += len(b.IDs)
+		l.stepped += len(b.IDs)
+		return b, nil
+	}
 	from := (w.Page() - 1) * size // the page as the backend counts it
 	if l.offsets {
 		from = w.Start
@@ -82,6 +98,7 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
 	}
 	l.fetched += len(b.IDs)
+	l.stepped += to
 	return b, nil
 }
 
