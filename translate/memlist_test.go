@@ -33,6 +33,10 @@ type memList struct {
 	// backend does, instead of its page number: a clamp then cuts a
 	// window short but never moves it.
 	offsets bool
+	// keysetInclusive makes a keyset window hold the cursor's own record
+	// (id >= X, as json-server's id_gte); keysetIgnored makes the list
+	// ignore the condition and answer from its start.
+	keysetInclusive, keysetIgnored bool
 }
 
 func newMemList(ids []int64) *memList {
@@ -75,7 +79,13 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	}
 	if w.Keyset() {
 		x, _ := strconv.ParseInt(w.After, 10, 64)
-		i, _ := slices.BinarySearch(l.ids, x+1)
+		if !l.keysetInclusive {
+			x++
+		}
+		i, _ := slices.BinarySearch(l.ids, x)
+		if l.keysetIgnored {
+			i = 0
+		}
 		to := min(i+size, len(l.ids))
 		b := Batch{IDs: make([]string, 0, to-i)}
 		for _, id := range l.ids[i:to] {
