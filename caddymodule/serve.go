@@ -138,7 +138,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	outcome = outcomeOK
 	ep.m.ok.Inc()
 	ep.counts.add(pg)
-	if req.After != "" {
+	if req.After != "" && pg.Stored == nil && !pg.Keyset { // the index was asked
 		if pg.IndexHit {
 			ep.m.hit.Inc()
 		} else {
@@ -162,8 +162,16 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	h := w.Header()
 	g.pageHeaders(h, r, header, q, cursor)
 	// Most pages are a run of one bare-array answer's records, written
-	// from the answer's own bytes; others are composed in a buffer.
-	out, ok := body.PageInPlace(pg.Records)
+	// from the answer's own bytes; others, and pages of an answer that
+	// other requests read too (a read-ahead window), are composed in a
+	// buffer.
+	var (
+		out []byte
+		ok  bool
+	)
+	if !f.shared(pg) {
+		out, ok = body.PageInPlace(pg.Records)
+	}
 	if !ok {
 		buf := pageBuffer(body.PageSize(pg.Records))
 		defer putPageBuffer(buf)

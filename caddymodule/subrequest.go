@@ -97,6 +97,11 @@ type fetcher struct {
 	// what a page in flight keeps of its backend answers.
 	held, peak int
 
+	// kept is one more than the call whose answer Keep handed to a
+	// read-ahead window, or 0: that answer's bytes are shared from then
+	// on, and a page is never written into them (see shared).
+	kept int
+
 	// room backs the slices above for the first calls: a sequential walk
 	// makes one call a page, and four slices grown from nil were four
 	// allocations on every page (see useRoom).
