@@ -60,6 +60,9 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	if len(r.URL.RawQuery) > g.MaxQueryLength {
 		return reject("query", fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
 	}
+	if err := checkQueryEncoding(r.URL.RawQuery); err != nil {
+		return reject("query", err.Error())
+	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return reject("query", "the query is not valid: "+err.Error())
