@@ -223,9 +223,16 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 		for k, v := range se.answer.header {
 			h[k] = v
 		}
-		h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		if len(se.answer.trailer) == 0 {
+			h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		} else {
+			h.Del("Content-Length") // chunked, so that the trailers go too
+		}
 		w.WriteHeader(se.answer.status)
 		_, _ = w.Write(se.answer.body)
+		for k, v := range se.answer.trailer {
+			h[k] = v // sent as trailers: declared in Trailer, or prefixed
+		}
 		return outcomeBackend
 	case errors.As(err, &ue):
 		g.logger.Warn("backend unreachable",
