@@ -170,9 +170,11 @@ func checkQueryEncoding(raw string) error {
 // maxPage bounds _page * _perPage so offsets never overflow.
 const maxPage = min(1<<40, math.MaxInt) // 2^40, or less where int is 32 bits
 
-// wholeNumber parses digits only: no sign, no spaces, at most 12 digits.
+// wholeNumber parses digits only: no sign, no spaces, and no more than an
+// int holds (maxPage, 2^40, has 13 digits; leading zeros count). The
+// callers hold the number to their own bounds.
 func wholeNumber(s string) (int, bool) {
-	if s == "" || len(s) > 12 || strings.TrimLeft(s, "0123456789") != "" {
+	if s == "" || len(s) > 19 || strings.TrimLeft(s, "0123456789") != "" {
 		return 0, false
 	}
 	n, err := strconv.Atoi(s)

@@ -38,7 +38,16 @@ func TestParsePageQuery(t *testing.T) {
 		{raw: "_perPage=+5", wantErr: "_perPage must be"},
 		{raw: "_perPage=5.0", wantErr: "_perPage must be"},
 		{raw: "_perPage=99999999999999999999", wantErr: "_perPage must be"},
-		{raw: "_page=999999999999", wantErr: "_page must be"},
+		{raw: "_page=999999999999", wantErr: "_page must be a whole number from 1 to 109951162777,"},
+		// _page's bound and its message agree: _page × _perPage ≤ 2^40
+		{raw: "_page=1000000000000&_perPage=1", want: pageQuery{perPage: 1, page: 1000000000000}},
+		{raw: "_page=1099511627776&_perPage=1", want: pageQuery{perPage: 1, page: 1 << 40}},
+		{raw: "_page=01099511627776&_perPage=1", want: pageQuery{perPage: 1, page: 1 << 40}},
+		{raw: "_page=1099511627777&_perPage=1", wantErr: "_page must be a whole number from 1 to 1099511627776,"},
+		{raw: "_page=109951162777&_perPage=10", want: pageQuery{perPage: 10, page: 109951162777}},
+		{raw: "_page=109951162778&_perPage=10", wantErr: "from 1 to 109951162777,"},
+		{raw: "_page=99999999999999999999&_perPage=1", wantErr: "from 1 to 1099511627776,"},
+		{raw: "_perPage=0000000000000000001", want: pageQuery{perPage: 1}},
 		{raw: "a%zz=1", wantErr: "percent-encoding"},
 		{raw: "_cursor=%zz", wantErr: "percent-encoding"},
 		// a pair a backend's parser would drop in silence: refused, named
