@@ -213,7 +213,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		return translate.Batch{}, &statusError{answer}
 	}
 	body := &buf.body
-	if err := body.Parse(answer.body, f.g.RecordsPath, f.g.IDField); err != nil {
+	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, f.g.dropMembers); err != nil {
 		return translate.Batch{}, err
 	}
 	f.bodies = append(f.bodies, body)
