@@ -3,8 +3,10 @@ package caddymodule_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,16 +93,14 @@ func TestDropEnvelopeMembersReplacesTheList(t *testing.T) {
 	e := envelopeBackend{n: 200}
 	c := startEnvelope(t, e, "records_path data\n\t\tdrop_envelope_members page links")
 	want := e.records
-	{
-		a := get(t, c.URL+"/calls?_perPage=10")
-		require.Equal(t, http.StatusOK, a.status, string(a.body))
-		env := members(t, a.body)
-		assert.NotContains(t, env, "page")
-		assert.NotContains(t, env, "links")
-		assert.Contains(t, env, "per_page", "not in the list given")
-		assert.Contains(t, env, "next")
-		assert.Equal(t, want(0, 10), string(env["data"]))
-	}
+	a := get(t, c.URL+"/calls?_perPage=10")
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	env := members(t, a.body)
+	assert.NotContains(t, env, "page")
+	assert.NotContains(t, env, "links")
+	assert.Contains(t, env, "per_page", "not in the list given")
+	assert.Contains(t, env, "next")
+	assert.Equal(t, want(0, 10), string(env["data"]))
 }
 
 // TestEnvelopeNestedRecordsPath: with records at result.items, the
@@ -110,31 +110,27 @@ func TestEnvelopeNestedRecordsPath(t *testing.T) {
 	e := envelopeBackend{n: 200, nested: true}
 	c := startEnvelope(t, e, "records_path result.items")
 	want := e.records
-	{
-		a := get(t, c.URL+"/calls?_perPage=5&_cursor="+cursorFor("100"))
-		require.Equal(t, http.StatusOK, a.status, string(a.body))
-		env := members(t, a.body)
-		assert.NotContains(t, env, "page")
-		assert.NotContains(t, env, "next")
-		assert.Equal(t, `200`, string(env["total"]))
-		result := members(t, env["result"])
-		assert.Equal(t, want(1, 6), string(result["items"]))
-		assert.Contains(t, result, "page", "documented: members beside the records are left as they came")
-	}
+	a := get(t, c.URL+"/calls?_perPage=5&_cursor="+cursorFor("100"))
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	env := members(t, a.body)
+	assert.NotContains(t, env, "page")
+	assert.NotContains(t, env, "next")
+	assert.Equal(t, `200`, string(env["total"]))
+	result := members(t, env["result"])
+	assert.Equal(t, want(1, 6), string(result["items"]))
+	assert.Contains(t, result, "page", "documented: members beside the records are left as they came")
 }
 
 // TestReferenceEnvelopeMembersDropped: the reference backend's envelope,
 // {"data": [...], "total": N, "page": P, "per_page": S}, keeps its total.
 func TestReferenceEnvelopeMembersDropped(t *testing.T) {
-	{
-		c, b, _ := startGateway(t, reference.Config{Seed: 29, Records: 120, Envelope: "data"}, "records_path data")
-		all := strIDs(b.IDs("calls"))
-		a := get(t, c.URL+"/calls?_perPage=10&_cursor="+cursorFor(all[50]))
-		require.Equal(t, http.StatusOK, a.status, string(a.body))
-		assert.Equal(t, all[51:61], a.ids(t, "data"))
-		env := members(t, a.body)
-		assert.Equal(t, []string{"data", "total"}, sortedKeys(env), "no page nor per_page of the backend's window")
-	}
+	c, b, _ := startGateway(t, reference.Config{Seed: 29, Records: 120, Envelope: "data"}, "records_path data")
+	all := strIDs(b.IDs("calls"))
+	a := get(t, c.URL+"/calls?_perPage=10&_cursor="+cursorFor(all[50]))
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.Equal(t, all[51:61], a.ids(t, "data"))
+	env := members(t, a.body)
+	assert.Equal(t, []string{"data", "total"}, slices.Sorted(maps.Keys(env)), "no page nor per_page of the backend's window")
 }
 
 func startEnvelope(t *testing.T, e envelopeBackend, options string) *harness.Caddy {
@@ -159,19 +155,4 @@ func members(t *testing.T, body []byte) map[string]json.RawMessage {
 	var env map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(body, &env), string(body))
 	return env
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := range keys {
-		for j := i + 1; j < len(keys); j++ {
-			if keys[j] < keys[i] {
-				keys[i], keys[j] = keys[j], keys[i]
-			}
-		}
-	}
-	return keys
 }
