@@ -60,6 +60,9 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	if len(r.URL.RawQuery) > g.MaxQueryLength {
 		return reject("query", fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
 	}
+	if err := checkQueryEncoding(r.URL.RawQuery); err != nil {
+		return reject("query", err.Error())
+	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return reject("query", "the query is not valid: "+err.Error())
@@ -243,9 +246,16 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 		for k, v := range se.answer.header {
 			h[k] = v
 		}
-		h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		if len(se.answer.trailer) == 0 {
+			h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		} else {
+			h.Del("Content-Length") // chunked, so that the trailers go too
+		}
 		w.WriteHeader(se.answer.status)
 		_, _ = w.Write(se.answer.body)
+		for k, v := range se.answer.trailer {
+			h[k] = v // sent as trailers: declared in Trailer, or prefixed
+		}
 		return outcomeBackend
 	case errors.As(err, &ue):
 		g.logger.Warn("backend unreachable",
