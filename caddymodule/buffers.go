@@ -116,7 +116,14 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 	f.answers[call] = nil
 	f.held -= len(a.raw)
 	f.kept = call + 1
-	return a, cap(a.raw) + len(a.body.IDs)*16 + len(a.body.Records)*24
+	bytes = cap(a.raw) + len(a.body.IDs)*16 + len(a.body.Records)*24
+	for k, v := range a.answer.header {
+		bytes += len(k) + 64 // the map's entry and the value slice
+		for _, s := range v {
+			bytes += len(s)
+		}
+	}
+	return a, bytes
 }
 
 // shared reports whether a page's answer is shared with other requests:

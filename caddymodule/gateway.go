@@ -308,15 +308,22 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	// Caddy calls Cleanup when it unloads the config; a gateway provisioned
 	// outside a config (tests, programs embedding the handler) leaves when
 	// its context ends.
-	context.AfterFunc(ctx, func() { unregister(g) })
+	context.AfterFunc(ctx, func() { g.unload() })
 	return nil
 }
 
 // Cleanup takes the gateway out of the admin endpoint's report when its
-// config is unloaded.
+// config is unloaded, and drops its read-ahead windows: the new config's
+// gateway starts with none, and the old one's memory is not held through
+// the reload.
 func (g *Gateway) Cleanup() error {
-	unregister(g)
+	g.unload()
 	return nil
+}
+
+func (g *Gateway) unload() {
+	unregister(g)
+	g.windows.Clear()
 }
 
 // setDefaults fills in the options left out. The command that prints the

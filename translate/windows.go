@@ -203,6 +203,19 @@ func (s *WindowStore) drop(w *StoredWindow) {
 	}
 }
 
+// Clear drops every window, as when the config that made the store is
+// unloaded: their memory goes with the last page cut from them.
+func (s *WindowStore) Clear() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.lists)
+	s.lru.Init()
+	s.bytes = 0
+}
+
 // Purge drops every window whose ttl has passed: memory the store holds
 // for nothing. The store also drops them as it is used; Purge is for an
 // idle instance's timer.
