@@ -17,17 +17,14 @@ import (
 // those that describe that answer rather than our page: its length and
 // encoding, validators, and the configured paging metadata (its Link,
 // X-Page, Content-Range, ...), which would point a generic client at the
-// backend's address and at an offset page that is not the next one. Then
+// backend's address and at an offset page that is not the next one. They
+// join the site's as reverse_proxy's would (addBackendHeaders). Then
 // next_page_cursor when more records exist (and, opted in, a Link to the
 // next page), listed for browsers in Access-Control-Expose-Headers.
 func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Header, q pageQuery, cursor string) {
-	for k, v := range backend {
-		if !g.dropHeaders[http.CanonicalHeaderKey(k)] {
-			h[k] = v // replace, never add: one set of headers whatever the calls
-		}
-	}
+	addBackendHeaders(h, backend, g.dropHeaders)
 	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Etag", "Last-Modified"} {
-		h.Del(k)
+		h.Del(k) // the page's own, whoever set them
 	}
 	if cursor != "" {
 		// Spelled as the spec spells it; header names are case-insensitive.
@@ -37,6 +34,23 @@ func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Heade
 		}
 	}
 	exposeToBrowsers(h, r, g.exposed)
+}
+
+// addBackendHeaders puts the headers of one backend answer on h, the
+// client's header map, as Caddy's reverse_proxy does with an upstream's
+// (finalizeResponse, copyHeader): h's Server goes, and every backend value
+// is added to what handlers before the gateway set there (`header
+// Cache-Control ...`, `header Vary ...`), never replacing it. The answer
+// is a sub-request's, captured in a map of its own, so it comes once
+// whatever the number of calls, with the Via reverse_proxy gave it. Names
+// in drop (canonical) are left out.
+func addBackendHeaders(h, backend http.Header, drop map[string]bool) {
+	delete(h, "Server")
+	for k, v := range backend {
+		if !drop[http.CanonicalHeaderKey(k)] {
+			h[k] = append(h[k], v...)
+		}
+	}
 }
 
 // exposeToBrowsers lists names in Access-Control-Expose-Headers when a

@@ -217,9 +217,7 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 	switch {
 	case errors.As(err, &se):
 		h := w.Header()
-		for k, v := range se.answer.header {
-			h[k] = v
-		}
+		addBackendHeaders(h, se.answer.header, nil)
 		h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
 		w.WriteHeader(se.answer.status)
 		_, _ = w.Write(se.answer.body)
