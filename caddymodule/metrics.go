@@ -61,7 +61,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Help: "The largest backend page the gateway asks for: backend_max_per_page, or the limit the backend's answers proved.",
 		}, []string{"endpoint"})
 	})
-	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit} {
+	for _, c := range collectors() {
 		if registry == nil {
 			break
 		}
@@ -70,6 +70,12 @@ func registerMetrics(registry *prometheus.Registry) error {
 		}
 	}
 	return nil
+}
+
+// collectors are the gateway's collectors, as registerMetrics registers
+// them (made by its first call).
+func collectors() []prometheus.Collector {
+	return []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit}
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what
