@@ -21,7 +21,7 @@ import (
 
 // adminReport mirrors the JSON of GET /helpdesk/endpoints. It is decoded
 // with unknown fields refused, so a field the endpoint starts to show fails
-// the test until it is documented here (and in the README and SECURITY.md).
+// the test until it is documented here (and in docs/operating.md and SECURITY.md).
 type adminReport struct {
 	Gateways []struct {
 		Server    string    `json:"server"`
