@@ -21,7 +21,7 @@ import (
 
 // adminReport mirrors the JSON of GET /helpdesk/endpoints. It is decoded
 // with unknown fields refused, so a field the endpoint starts to show fails
-// the test until it is documented here (and in the README and SECURITY.md).
+// the test until it is documented here (and in docs/operating.md and SECURITY.md).
 type adminReport struct {
 	Gateways []struct {
 		Server    string    `json:"server"`
@@ -92,23 +92,6 @@ func (bc *backendCounter) counts() (calls, records int64) {
 	return bc.calls, bc.records
 }
 
-// getRetried gets url, again while the connection fails: right after a
-// reload, a connection can still reach the old config's server (admin or
-// site) as it shuts down, and be closed before it answers.
-func getRetried(t *testing.T, url string) *http.Response {
-	t.Helper()
-	var err error
-	for range 40 {
-		var resp *http.Response
-		if resp, err = harness.Client.Get(url); err == nil {
-			return resp
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	require.NoError(t, err)
-	return nil
-}
-
 // TestAdminEndpoints reads GET /helpdesk/endpoints from a running Caddy:
 // where each gateway serves, its endpoints' limits, index and cost after a
 // walk, that it shows no query, id or credential, that only GET is allowed,
@@ -142,7 +125,8 @@ http://%[1]s {
 	base := "http://127.0.0.1" + port
 	read := func() (adminReport, string) {
 		t.Helper()
-		resp := getRetried(t, "http://"+c.Admin+"/helpdesk/endpoints")
+		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
@@ -288,9 +272,7 @@ http://%s {
 	assert.NotContains(t, body, "phone_numbers")
 
 	// The new gateway counts its own pages.
-	resp := getRetried(t, base+"/api/v3/calls?_perPage=10")
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, http.StatusOK, get(t, base+"/api/v3/calls?_perPage=10").status)
 	rep, _ = read()
 	require.Len(t, rep.Gateways, 1)
 	assert.Equal(t, int64(1), rep.Gateways[0].Endpoints[0].Pages.Served)
@@ -309,7 +291,8 @@ func TestAdminEndpointsShowLearnedLimit(t *testing.T) {
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	require.Len(t, a.ids(t), 300)
 
-	resp := getRetried(t, "http://"+c.Admin+"/helpdesk/endpoints")
+	resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	var rep adminReport
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))

@@ -81,7 +81,7 @@ type walkResult struct {
 // fetch and gets every record exactly once. The browser hides every
 // header a CORS answer does not expose, so without next_page_cursor in
 // Access-Control-Expose-Headers the walk stops after its first page. The
-// site's CORS lines are the README's, with an API key header and so a
+// site's CORS lines are those of docs/clients.md, with an API key header and so a
 // preflight; and a deferred `header`, which sets its fields after the
 // gateway has composed the page.
 func TestBrowserWalksCrossOrigin(t *testing.T) {
@@ -116,7 +116,7 @@ func TestBrowserWalksCrossOrigin(t *testing.T) {
 	for _, tc := range []struct {
 		name, cors, headers string
 	}{
-		{"README's CORS lines", strings.ReplaceAll(readmeExample(t, "cors"), "https://dashboard.example.com", dashboard.URL), `{ apikey: "k-1" }`},
+		{"the CORS lines of docs/clients.md", strings.ReplaceAll(docExample(t, "cors"), "https://dashboard.example.com", dashboard.URL), `{ apikey: "k-1" }`},
 		{"deferred header", "header {\n\t\tdefer\n\t\tAccess-Control-Allow-Origin *\n\t}", `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -107,7 +107,7 @@ func mustInt(s string) int64 {
 // record twice and skip none that existed throughout. The list with fixed
 // pages is left out: no answer of such a backend holds the record that
 // ends one of its pages and the next, so at those edges the overlap that
-// proves nothing moved cannot be had (see the README's backend contract).
+// proves nothing moved cannot be had (see docs/backends.md, Verify).
 func TestClampingBackendUnderChurn(t *testing.T) {
 	b := reference.New(quirkyBackend(12, 1200))
 	m := &mischief{b: b, next: b, r: rand.New(rand.NewPCG(2, 2)), deleted: map[string]map[int64]bool{}}

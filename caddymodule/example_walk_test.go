@@ -12,10 +12,10 @@ import (
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
-// The README's Go paging loop, word for word (TestReadmeGoExample checks
-// that the README shows exactly this text).
+// The Go paging loop of docs/clients.md, word for word
+// (TestClientDocGoExample checks that the page shows exactly this text).
 
-// README: begin walk-go
+// docs/clients.md: begin walk-go
 // walkCalls fetches every record of /calls, page by page, following
 // next_page_cursor until it is absent.
 func walkCalls(base string) ([]json.RawMessage, error) {
@@ -47,9 +47,9 @@ func walkCalls(base string) ([]json.RawMessage, error) {
 	}
 }
 
-// README: end walk-go
+// docs/clients.md: end walk-go
 
-// Example_walkCalls runs the README's Go loop against a gateway in front
+// Example_walkCalls runs the documentation's Go loop against a gateway in front
 // of the reference backend (2,000 calls), both started here on loopback,
 // and compares what it got with the backend's own list.
 func Example_walkCalls() {

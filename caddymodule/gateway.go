@@ -227,7 +227,7 @@ func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
 		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(limit))
 		level, msg := zap.WarnLevel, "backend clamps _perPage: planning within the limit its answers proved"
 		if fixed {
-			msg = "backend ignores _perPage: asking for the page size it sends; no answer overlaps the next at its page edges, so under churn a record may slip past one (README, Backend contract)"
+			msg = "backend ignores _perPage: asking for the page size it sends; no answer overlaps the next at its page edges, so under churn a record may slip past one (docs/backends.md, Verify)"
 		}
 		if ep.warned.Swap(true) {
 			level = zap.InfoLevel

@@ -82,8 +82,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 			return float64(n)
 		})
 	})
-	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
-		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes} {
+	for _, c := range collectors() {
 		if registry == nil {
 			break
 		}
@@ -92,6 +91,13 @@ func registerMetrics(registry *prometheus.Registry) error {
 		}
 	}
 	return nil
+}
+
+// collectors are the gateway's collectors, as registerMetrics registers
+// them (made by its first call).
+func collectors() []prometheus.Collector {
+	return []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
+		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes}
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what

@@ -17,17 +17,14 @@ import (
 // those that describe that answer rather than our page: its length and
 // encoding, validators, and the configured paging metadata (its Link,
 // X-Page, Content-Range, ...), which would point a generic client at the
-// backend's address and at an offset page that is not the next one. Then
+// backend's address and at an offset page that is not the next one. They
+// join the site's as reverse_proxy's would (addBackendHeaders). Then
 // next_page_cursor when more records exist (and, opted in, a Link to the
 // next page), listed for browsers in Access-Control-Expose-Headers.
 func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Header, q pageQuery, cursor string) {
-	for k, v := range backend {
-		if !g.dropHeaders[http.CanonicalHeaderKey(k)] && !strings.HasPrefix(k, http.TrailerPrefix) {
-			h[k] = v // replace, never add: one set of headers whatever the calls
-		}
-	}
+	addBackendHeaders(h, backend, g.dropHeaders)
 	for _, k := range answerHeaders {
-		h.Del(k)
+		h.Del(k) // the page's own, whoever set them
 	}
 	if cursor != "" {
 		// Spelled as the spec spells it; header names are case-insensitive.
@@ -41,17 +38,35 @@ func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Heade
 
 // answerHeaders describe the backend answer a page starts in, not the
 // page, and never reach a composed page, whatever drop_backend_headers
-// says: its length and encoding; its trailers' announcement (the capture
-// keeps the trailers themselves apart, and they are not the page's); its
-// Accept-Ranges (the gateway serves no ranges of a page); and its
-// validators, ETag and Last-Modified, which name the backend's window. A
-// composed page carries no validator, so the gateway never has to answer
-// a conditional request (If-None-Match, If-Modified-Since, ...) for it:
-// such a request gets the page, 200, as from a server without
-// validators. Were a page ever to carry one, the gateway would have to
-// evaluate the client's conditionals against it itself, since the window
-// calls never carry them (clientValidators).
+// says, nor whoever set them: its length and encoding; its trailers'
+// announcement (the capture keeps the trailers themselves apart, and they
+// are not the page's); its Accept-Ranges (the gateway serves no ranges of
+// a page); and its validators, ETag and Last-Modified, which name the
+// backend's window. A composed page carries no validator, so the gateway
+// never has to answer a conditional request (If-None-Match,
+// If-Modified-Since, ...) for it: such a request gets the page, 200, as
+// from a server without validators. Were a page ever to carry one, the
+// gateway would have to evaluate the client's conditionals against it
+// itself, since the window calls never carry them (clientValidators).
 var answerHeaders = []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Accept-Ranges", "Etag", "Last-Modified"}
+
+// addBackendHeaders puts the headers of one backend answer on h, the
+// client's header map, as Caddy's reverse_proxy does with an upstream's
+// (finalizeResponse, copyHeader): h's Server goes, and every backend value
+// is added to what handlers before the gateway set there (`header
+// Cache-Control ...`, `header Vary ...`), never replacing it. The answer
+// is a sub-request's, captured in a map of its own, so it comes once
+// whatever the number of calls, with the Via reverse_proxy gave it. Names
+// in drop (canonical) are left out, and so are trailers announced in the
+// header map (http.TrailerPrefix): they are the answer's, not the page's.
+func addBackendHeaders(h, backend http.Header, drop map[string]bool) {
+	delete(h, "Server")
+	for k, v := range backend {
+		if !drop[http.CanonicalHeaderKey(k)] && !strings.HasPrefix(k, http.TrailerPrefix) {
+			h[k] = append(h[k], v...)
+		}
+	}
+}
 
 // exposeToBrowsers lists names in Access-Control-Expose-Headers when a
 // browser's script may read the answer cross-origin: without that, fetch

@@ -42,7 +42,8 @@ func TestReadaheadMemoryBound(t *testing.T) {
 	c := harness.Start(t, fmt.Sprintf(site, 1000), srv.URL, harness.Options{Admin: true})
 
 	metric := func(name string) float64 {
-		resp := getRetried(t, "http://"+c.Admin+"/metrics")
+		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)

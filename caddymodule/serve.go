@@ -243,9 +243,7 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 	switch {
 	case errors.As(err, &se):
 		h := w.Header()
-		for k, v := range se.answer.header {
-			h[k] = v
-		}
+		addBackendHeaders(h, se.answer.header, nil)
 		if len(se.answer.trailer) == 0 {
 			h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
 		} else {

@@ -110,7 +110,7 @@ func TestClampedWalksUnderChurn(t *testing.T) {
 		if q.fixed > 0 {
 			// At the edges of pages the backend fixes no answer overlaps
 			// the next: nothing proves the list did not move between the
-			// two calls (see the README's backend contract).
+			// two calls (see docs/backends.md, Verify).
 			q = backendQuirk{name: "clamp 100", clampAt: 100}
 		}
 		ids := randomIDs(r, 300+r.IntN(1500), 20)

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -235,6 +237,16 @@ func (c *Caddy) Close() error {
 
 // Reload loads caddyfile (with the same globals and {backend}) through the
 // admin endpoint, as `caddy reload` does. It needs Options.Admin.
+//
+// Caddy answers the load and then stops the old admin and site servers
+// (the admin one asynchronously). On Linux each server has a socket of its
+// own on the shared address (SO_REUSEPORT), so until an old server has
+// closed its socket, a new connection may land on it, and one it accepts
+// as it shuts down is closed without an answer: the client reads EOF. A
+// kept-alive connection to an old server fails the same way. So Reload
+// returns only once every old socket on the new config's addresses is
+// closed, and with the Client's idle connections forgotten: every request
+// after it reaches a server of the new config.
 func (c *Caddy) Reload(t testing.TB, caddyfile, backendURL string) {
 	t.Helper()
 	text := c.globals + strings.ReplaceAll(caddyfile, "{backend}", strings.TrimPrefix(backendURL, "http://"))
@@ -243,6 +255,7 @@ func (c *Caddy) Reload(t testing.TB, caddyfile, backendURL string) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "text/caddyfile")
+	req.Close = true // the admin server that answers is the old one
 	resp, err := Client.Do(req)
 	if err != nil {
 		t.Fatalf("reloading: %v", err)
@@ -252,6 +265,10 @@ func (c *Caddy) Reload(t testing.TB, caddyfile, backendURL string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("reloading: %s: %s", resp.Status, body)
 	}
+	if err := c.waitOldServersClosed(15 * time.Second); err != nil {
+		t.Fatalf("reloading: %v", err)
+	}
+	Client.CloseIdleConnections()
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(text), map[string]any{"filename": "Caddyfile"})
 	if err != nil {
 		t.Fatalf("adapting the reloaded Caddyfile: %v", err)
@@ -259,6 +276,64 @@ func (c *Caddy) Reload(t testing.TB, caddyfile, backendURL string) {
 	if err := c.checkContracts(cfg); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitOldServersClosed waits until only the running config's servers
+// listen on the admin address and the addresses of the running config's
+// servers. Caddy counts the users of each address, and drops an old
+// server's count just before it closes the socket; on Linux the kernel's
+// own table of listening sockets (one per server on a shared address)
+// says when the socket is closed.
+func (c *Caddy) waitOldServersClosed(timeout time.Duration) error {
+	addrs := []string{c.Admin}
+	app, err := caddy.ActiveContext().App("http")
+	if err != nil {
+		return fmt.Errorf("no http app: %v", err)
+	}
+	for _, srv := range app.(*caddyhttp.App).Servers {
+		addrs = append(addrs, srv.Listen...)
+	}
+	deadline := time.Now().Add(timeout)
+	for _, addr := range addrs {
+		na, err := caddy.ParseNetworkAddress(addr)
+		if err != nil {
+			return err
+		}
+		for _, a := range na.Expand() {
+			for caddy.ListenerUsage(a.Network, a.JoinHostPort(0)) > 1 || listeningSockets(a.StartPort) > 1 {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("an old server still listens on %s after %v", a, timeout)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+	}
+	return nil
+}
+
+// listeningSockets counts the TCP sockets listening on port, from Linux's
+// /proc/net/tcp and tcp6; elsewhere it is 0.
+func listeningSockets(port uint) int {
+	n := 0
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		// "sl local_address rem_address st ...": an address is HEXIP:HEXPORT,
+		// and state 0A is LISTEN.
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 4 || f[3] != "0A" {
+				continue
+			}
+			_, hexPort, ok := strings.Cut(f[1], ":")
+			if p, err := strconv.ParseUint(hexPort, 16, 16); ok && err == nil && uint(p) == port {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // FreeLoopbackAddr returns a loopback address with a port that was free a

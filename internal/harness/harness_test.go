@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -76,4 +77,27 @@ func TestRunRefusesABadCaddyfile(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestReloadThenAskAtOnce reloads again and again and, right after each
+// reload, asks the admin endpoint and the site, with no retry: Caddy
+// stops the old admin and site servers as it answers the load, and Reload
+// must not return while a connection could still reach one as it shuts
+// down and be closed unanswered (EOF: before Reload waited, some 1 run in
+// 10 of this test under load).
+func TestReloadThenAskAtOnce(t *testing.T) {
+	_, srv := Backend(t, reference.Config{Seed: 3, Records: 40})
+	addr := FreeLoopbackAddr(t) // a fixed port: reloads keep it
+	const site = "http://%s {\n\thelpdesk_gateway {\n\t\tdefault_per_page %d\n\t}\n\treverse_proxy {backend}\n}\n"
+	c := Start(t, fmt.Sprintf(site, addr, 5), srv.URL, Options{Admin: true})
+	for i := range 30 {
+		c.Reload(t, fmt.Sprintf(site, addr, 6+i%2), srv.URL)
+		for _, url := range []string{"http://" + c.Admin + "/config/", c.URL + "/calls"} {
+			resp, err := Client.Get(url)
+			require.NoError(t, err, "reload %d: %s", i+1, url)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode, "reload %d: %s", i+1, url)
+		}
+	}
 }

@@ -4,7 +4,7 @@
 // helpdesk_gateway in front of reverse_proxy), with the same concurrent
 // clients for a bounded time each, the targets taking turns, and prints
 // the figures side by side with the gateway's ratios to the plain proxy.
-// It stops by itself; BENCHMARKS.md holds its figures.
+// It stops by itself; docs/performance.md holds its figures.
 //
 //	go run ./internal/loadbench -duration 6s -rounds 6
 //

@@ -208,7 +208,7 @@ func TestCompileTicketFilterRefusesWhatItDoesNotKnow(t *testing.T) {
 
 // TestEveryParameterAndOperatorIsFiltered checks that ticketFilterCases
 // use every operator of every parameter the gateway's grammar accepts, so
-// that each is shown to do what the README says. The grammar is asked, not
+// that each is shown to do what docs/clients.md says. The grammar is asked, not
 // copied: each candidate parameter is tried with each operator.
 func TestEveryParameterAndOperatorIsFiltered(t *testing.T) {
 	params := []string{"m_datecreated", "m_userid", "sla_levelid", "groups", "s_category", "f_category", "search", "field_color"}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +17,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
-// TestReadmeClientExamples runs the README's paging loops for curl, Python
-// and JavaScript (Node), exactly as the README shows them, against the
+// TestClientDocExamples runs the paging loops of docs/clients.md for curl,
+// Python and JavaScript (Node), exactly as the page shows them, against the
 // gateway, and checks that each got every record of /calls once, in id
 // order. A loop whose interpreter is missing is skipped, with a message.
-func TestReadmeClientExamples(t *testing.T) {
+func TestClientDocExamples(t *testing.T) {
 	c, b, _ := startGateway(t, reference.Config{Seed: 21, Records: 2000}, "")
 	all := strIDs(b.IDs("calls"))
 	for _, tc := range []struct {
@@ -42,7 +44,7 @@ func TestReadmeClientExamples(t *testing.T) {
 				requireNode18(t)
 			}
 			dir := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(dir, tc.file), []byte(readmeExample(t, tc.example)), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, tc.file), []byte(docExample(t, tc.example)), 0o644))
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, tc.command[0], append(tc.command[1:], tc.file)...)
@@ -59,16 +61,16 @@ func TestReadmeClientExamples(t *testing.T) {
 	}
 }
 
-// TestReadmeGoExample: the README's Go loop is the text Example_walkCalls
-// runs, word for word.
-func TestReadmeGoExample(t *testing.T) {
+// TestClientDocGoExample: the Go loop of docs/clients.md is the text
+// Example_walkCalls runs, word for word.
+func TestClientDocGoExample(t *testing.T) {
 	src, err := os.ReadFile("example_walk_test.go")
 	require.NoError(t, err)
-	_, code, ok := strings.Cut(string(src), "// README: begin walk-go\n")
+	_, code, ok := strings.Cut(string(src), "// docs/clients.md: begin walk-go\n")
 	require.True(t, ok)
-	code, _, ok = strings.Cut(code, "\n// README: end walk-go\n")
+	code, _, ok = strings.Cut(code, "\n// docs/clients.md: end walk-go\n")
 	require.True(t, ok)
-	assert.Equal(t, code, readmeExample(t, "walk-go"))
+	assert.Equal(t, code, docExample(t, "walk-go"))
 }
 
 // requireProgram skips the test when name is not on PATH or does not run.
@@ -76,10 +78,10 @@ func requireProgram(t *testing.T, name string) {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s is not on PATH: install it to run the README's example for it", name)
+		t.Skipf("%s is not on PATH: install it to run the documentation's example for it", name)
 	}
 	if out, err := exec.Command(path, "--version").CombinedOutput(); err != nil {
-		t.Skipf("%s --version fails (%v: %s): install a working %s to run the README's example for it", name, err, bytes.TrimSpace(out), name)
+		t.Skipf("%s --version fails (%v: %s): install a working %s to run the documentation's example for it", name, err, bytes.TrimSpace(out), name)
 	}
 }
 
@@ -90,7 +92,7 @@ func requireNode18(t *testing.T) {
 	require.NoError(t, err)
 	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
 	if n, err := strconv.Atoi(major); err != nil || n < 18 {
-		t.Skipf("node %s has no fetch: Node 18 or later runs the README's JavaScript example", bytes.TrimSpace(out))
+		t.Skipf("node %s has no fetch: Node 18 or later runs the documentation's JavaScript example", bytes.TrimSpace(out))
 	}
 }
 
@@ -128,4 +130,25 @@ func pageLines(t *testing.T, out []byte) []string {
 	}
 	require.NoError(t, sc.Err())
 	return ids
+}
+
+// TestMinimalCaddyfileRuns runs the README's minimal Caddyfile, its site
+// address and upstream moved to loopback, in front of a backend under
+// /api/v3: a cursor page comes back.
+func TestMinimalCaddyfileRuns(t *testing.T) {
+	site := docExample(t, "minimal-caddyfile")
+	for _, r := range []struct{ old, new string }{
+		{"api.example.com {", "http://:0 {"},
+		{"reverse_proxy helpdesk.internal:8000", "reverse_proxy {backend}"},
+	} {
+		require.Contains(t, site, r.old)
+		site = strings.Replace(site, r.old, r.new, 1)
+	}
+	b, srv := harness.Backend(t, reference.Config{Seed: 23, Records: 50, BasePath: "/api/v3"})
+	c := harness.Start(t, site, srv.URL)
+	a := get(t, c.URL+"/api/v3/calls?_perPage=5")
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	all := strIDs(b.IDs("calls"))
+	assert.Equal(t, all[:5], a.ids(t))
+	assert.Equal(t, exactCursor(all[4]), a.header.Get("next_page_cursor"))
 }
