@@ -206,7 +206,11 @@ func TestRunProcesses(t *testing.T) {
 		assert.Positive(t, r.Requests, name)
 		assert.Zero(t, r.Errors, name)
 		assert.Positive(t, r.CPU, name)
-		assert.Positive(t, r.BackendCPU, name)
+		if r.Target != Gateway && r.Target != Baseline {
+			// Read-ahead leaves the backend so little to do in a short
+			// run that its CPU may not reach one clock tick.
+			assert.Positive(t, r.BackendCPU, name)
+		}
 		assert.Positive(t, r.ClientCPU, name)
 		// Each request allocates in the process that served it: at least
 		// the request and a few objects, and less than a megabyte for pages
