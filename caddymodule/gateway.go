@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -143,6 +144,11 @@ type Gateway struct {
 	// record: the backend is asked by offset and limit, with no page
 	// number. Default: none, the backend is asked by page.
 	BackendOffsetParam string `json:"backend_offset_param,omitempty"`
+	// BackendKeyset, when set, is the backend's query for the records
+	// with id above a cursor, {id} standing for the cursor id, such as
+	// "id_gt={id}": cursor pages whose id is in the safe set are asked
+	// with it instead of by page or offset. Default: none.
+	BackendKeyset string `json:"backend_keyset,omitempty"`
 
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
@@ -177,6 +183,9 @@ type endpoint struct {
 	m      *endpointMetrics
 	counts pageCounters // cursor endpoints only; see the admin endpoint
 	warned atomic.Bool  // the page-limit warning was logged
+	// keysetWarned: the warning that the backend misreads backend_keyset
+	// was logged.
+	keysetWarned atomic.Bool
 }
 
 // pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
@@ -197,6 +206,25 @@ func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
 			ce.Write(zap.String("endpoint", ep.name), zap.Int("limit", limit),
 				zap.Int("backend_max_per_page", g.BackendMaxPerPage), zap.Bool("fixed", fixed),
 				zap.String("caddyfile", fmt.Sprintf("backend_max_per_page %d", limit)))
+		}
+	}
+}
+
+// keysetMisread returns the engine's OnKeysetMisread for ep: an answer
+// showed that the backend ignored or misread backend_keyset for one list
+// (records at or below the cursor), which is read by offset from then on.
+// Each such list counts in backend_keyset_misreads_total; the first of
+// the endpoint warns with the Caddyfile line, the others log at info.
+func (g *Gateway) keysetMisread(ep *endpoint) func(reason string) {
+	return func(reason string) {
+		metrics.keysetMisreads.WithLabelValues(ep.name).Inc()
+		level := zap.WarnLevel
+		if ep.keysetWarned.Swap(true) {
+			level = zap.InfoLevel
+		}
+		if ce := g.logger.Check(level, "backend ignores or misreads backend_keyset: reading that list by offset; check the template against the backend's filter syntax, or remove it"); ce != nil {
+			ce.Write(zap.String("endpoint", ep.name), zap.String("reason", reason),
+				zap.String("caddyfile", "backend_keyset "+strconv.Quote(g.BackendKeyset)))
 		}
 	}
 }
@@ -243,6 +271,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			Offsets:     g.dialect.Offsets(),
 		}, m: newEndpointMetrics(name, true)}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
+		if g.dialect.Keysets() {
+			ep.engine.Keyset = g.dialect.KeysetCheck
+			ep.engine.OnKeysetMisread = g.keysetMisread(ep)
+		}
 		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
 		g.endpoints[g.BasePath+name] = ep
 	}

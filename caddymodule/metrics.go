@@ -30,6 +30,7 @@ var metrics = struct {
 	filterRejections *prometheus.CounterVec
 	unusable         *prometheus.CounterVec
 	pageLimit        *prometheus.GaugeVec
+	keysetMisreads   *prometheus.CounterVec
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -60,8 +61,12 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "backend_page_limit",
 			Help: "The largest backend page the gateway asks for: backend_max_per_page, or the limit the backend's answers proved.",
 		}, []string{"endpoint"})
+		metrics.keysetMisreads = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "backend_keyset_misreads_total",
+			Help: "Lists whose backend answer broke the backend_keyset condition (records at or below the cursor); each is read by offset from then on.",
+		}, []string{"endpoint"})
 	})
-	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit} {
+	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit, metrics.keysetMisreads} {
 		if registry == nil {
 			break
 		}
