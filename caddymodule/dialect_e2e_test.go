@@ -350,6 +350,7 @@ func TestDialectCaddyfilesRun(t *testing.T) {
 	}{
 		{"Caddyfile.page-per-page", "data", "page=2&per_page=3", "_page=2&_perPage=3"},
 		{"Caddyfile.offset-limit", "", "offset=3&limit=3", "_page=2&_perPage=3"},
+		{"Caddyfile.keyset", "", "id_gt=20&_perPage=3", "id=gt.20&_perPage=3"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			text, err := os.ReadFile("../" + tc.file)
