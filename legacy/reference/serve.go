@@ -99,9 +99,9 @@ func (b *Backend) perPage(l *list, asked int) int {
 
 // listQuery is what a list request asks for.
 type listQuery struct {
-	start, perPage int    // offset of the first record, records per page
-	page           int    // the page number as sent, for the envelope; -1 with offsets
-	sortKey        int    // index into the kind's sortable fields; -1 for id
+	start, perPage int // offset of the first record, records per page
+	page           int // the page number as sent, for the envelope; -1 with offsets
+	sortKey        int // index into the kind's sortable fields; -1 for id
 	keyset         keysetCond
 	desc           bool   // descending order
 	filters        string // _filters
