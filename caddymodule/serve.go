@@ -151,13 +151,21 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			zap.String("endpoint", ep.name), zap.String("cursor_id", req.After), zap.Int("relocations", pg.Relocations))
 	}
 
-	body := f.bodies[pg.Source]
+	src := pg.Source
+	if src < 0 && pg.Keyset && len(pg.IDs) == 0 && len(f.bodies) > 0 {
+		// An empty keyset page (the cursor at the list's end) names no
+		// answer (translate's keysetPage sets Source only when it takes a
+		// record; NOTES-23.md): it is cut from the last answer, which
+		// showed the end.
+		src = len(f.bodies) - 1
+	}
+	body := f.bodies[src]
 	var cursor string
 	if pg.More {
 		cursor = translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])
 	}
 	h := w.Header()
-	g.pageHeaders(h, r, f.headers[pg.Source], q, cursor)
+	g.pageHeaders(h, r, f.headers[src], q, cursor)
 	// Most pages are a run of one bare-array answer's records, written
 	// from the answer's own bytes; others are composed in a buffer.
 	out, ok := body.PageInPlace(pg.Records)
