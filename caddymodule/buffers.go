@@ -102,6 +102,21 @@ func (f *fetcher) Release(call int) {
 	}
 }
 
+// Keep hands the answer of one call over to a read-ahead window: it
+// leaves the fetcher's pool for good (the window's ids and records point
+// into it, and live as long as the window or a page cut from it), and
+// the window composes its pages from it as the page read now is composed.
+// It returns the answer and the bytes it holds.
+func (f *fetcher) Keep(call int) (source any, bytes int) {
+	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {
+		return nil, 0
+	}
+	a := f.answers[call]
+	f.answers[call] = nil
+	f.held -= len(a.raw)
+	return a, cap(a.raw) + len(a.body.IDs)*16 + len(a.body.Records)*24
+}
+
 // pageBuffer returns an empty buffer with room for n bytes, to be given
 // back with putPageBuffer once written.
 func pageBuffer(n int) *[]byte {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -95,9 +96,10 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"max_subrequests":      &g.MaxSubrequests,
 		"max_filters":          &g.MaxFilters,
 	}
-	var bodySize int
+	var bodySize, readaheadMemory int
 	sizes := map[string]*int{ // bounds in optionRanges
 		"max_body_size":      &bodySize,
+		"readahead_memory":   &readaheadMemory,
 		"max_query_length":   &g.MaxQueryLength,
 		"max_filters_length": &g.MaxFiltersLength,
 	}
@@ -142,6 +144,17 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					return d.Errf("%s: %q is not a header name", option, name)
 				}
 			}
+		} else if option == "readahead_ttl" {
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return err
+			}
+			ttl, err := caddy.ParseDuration(s)
+			if err != nil || ttl < 0 {
+				return d.Errf("%s: %q is not a duration such as 2s or 500ms; 0 turns read-ahead off", option, s)
+			}
+			v := caddy.Duration(ttl)
+			g.ReadaheadTTL = &v
 		} else if option == "link_header" {
 			if d.NextArg() {
 				return d.Errf("%s takes no value: write it alone to turn the Link header on", option)
@@ -158,9 +171,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := sizeArg(d, dst); err != nil {
 				return err
 			}
-			if option == "max_body_size" {
-				g.MaxBodySize = int64(bodySize)
-			}
+			g.MaxBodySize, g.ReadaheadMemory = int64(bodySize), int64(readaheadMemory)
 		} else {
 			return d.Errf("unknown option %q", option)
 		}

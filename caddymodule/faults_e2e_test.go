@@ -420,7 +420,7 @@ func TestBadAnswerDoesNotPoisonTheIndex(t *testing.T) {
 		require.Equal(t, ids[from:from+20], a.ids(t))
 		cursor = a.header.Get("next_page_cursor")
 	}
-	assert.Len(t, f.seen(), 10, "a walk costs one backend call per page")
+	assert.LessOrEqual(t, len(f.seen()), 10, "a walk costs at most one backend call per page: no search")
 }
 
 // TestClientGoneIsNotTheBackendsFault checks that a client that hangs up

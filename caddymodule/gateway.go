@@ -37,6 +37,8 @@ const (
 	defaultIndexSize         = 100000
 	defaultMaxBodySize       = 16 << 20
 	defaultMaxQueryLength    = 8 << 10
+	defaultReadaheadTTL      = 2 * time.Second
+	defaultReadaheadMemory   = 64 << 20
 )
 
 // optionRange bounds a numeric option.
@@ -56,6 +58,7 @@ var optionRanges = map[string]optionRange{
 	"max_query_length":     {256, 1 << 20},
 	"max_filters":          {0, 1 << 16},
 	"max_filters_length":   {0, 1 << 20},
+	"readahead_memory":     {1 << 10, 1 << 40},
 }
 
 // checkRange reports a value of option outside its range.
@@ -150,6 +153,15 @@ type Gateway struct {
 	// with it instead of by page or offset. Default: none.
 	BackendKeyset string `json:"backend_keyset,omitempty"`
 
+	// ReadaheadTTL is how long a read-ahead window serves a walk's pages
+	// after the call that read it; 0 turns read-ahead off. Default: 2s.
+	// A pointer, since 0 is a value here, not the default.
+	ReadaheadTTL *caddy.Duration `json:"readahead_ttl,omitempty"`
+	// ReadaheadMemory bounds the bytes of the read-ahead windows the
+	// gateway holds, across its endpoints; the least recently used go
+	// first. Default: 64 MiB.
+	ReadaheadMemory int64 `json:"readahead_memory,omitempty"`
+
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
 	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
@@ -169,6 +181,7 @@ type Gateway struct {
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
+	windows     *translate.WindowStore // read-ahead windows; stores nothing when off
 	filters     *translate.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
@@ -261,6 +274,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		g.exposed = append(g.exposed, "Link")
 	}
 	g.filters = translate.NewFilterValidator(g.filterConfig())
+	g.windows = translate.NewWindowStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
+	g.windows.OnDrop = windowDropped
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
 		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
@@ -269,6 +284,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
 			Offsets:     g.dialect.Offsets(),
+			Windows:     g.windows,
+			ListLimit:   max(g.IndexSize, 0),
 		}, m: newEndpointMetrics(name, true)}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
 		if g.dialect.Keysets() {
@@ -327,6 +344,11 @@ func (g *Gateway) setDefaults() {
 	if g.DropBackendHeaders == nil {
 		g.DropBackendHeaders = defaultDropBackendHeaders
 	}
+	if g.ReadaheadTTL == nil {
+		ttl := caddy.Duration(defaultReadaheadTTL)
+		g.ReadaheadTTL = &ttl
+	}
+	setDefault(&g.ReadaheadMemory, defaultReadaheadMemory)
 }
 
 // filterConfig is the configuration of the gateway's filter validator.
@@ -402,10 +424,14 @@ func (g *Gateway) Validate() error {
 		{"max_query_length", int64(g.MaxQueryLength)},
 		{"max_filters", int64(g.MaxFilters)},
 		{"max_filters_length", int64(g.MaxFiltersLength)},
+		{"readahead_memory", g.ReadaheadMemory},
 	} {
 		if err := checkRange(n.option, n.value); err != nil {
 			return err
 		}
+	}
+	if g.ReadaheadTTL != nil && *g.ReadaheadTTL < 0 {
+		return fmt.Errorf("readahead_ttl: %v is negative; 0 turns read-ahead off", time.Duration(*g.ReadaheadTTL))
 	}
 	if g.DefaultPerPage > g.MaxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d)", g.DefaultPerPage, g.MaxPerPage)

@@ -285,7 +285,10 @@ func TestHostileIDsFromTheBackend(t *testing.T) {
 	}
 	lb := &listBackend{tokens: jsonTokens(ids)}
 	slices.Sort(ids)
-	c, f, _ := startFaulty(t, lb, "id_order lexical\n\t\tbackend_max_per_page 25", "")
+	// The subtests swap the backend's list under the gateway: read-ahead
+	// windows, which serve a walk what the backend held up to
+	// readahead_ttl ago, would hide the swap.
+	c, f, _ := startFaulty(t, lb, "id_order lexical\n\t\tbackend_max_per_page 25\n\t\treadahead_ttl 0", "")
 
 	for _, perPage := range []int{1, 3, 30} {
 		t.Run(fmt.Sprintf("walk by %d", perPage), func(t *testing.T) {

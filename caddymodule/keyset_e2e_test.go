@@ -199,6 +199,18 @@ func TestKeysetCost(t *testing.T) {
 			assert.LessOrEqual(t, float64(served)/records, (p+1)/p, "records fetched per record served")
 			assert.LessOrEqual(t, float64(stepped), float64(calls)*(p+1), "records stepped through per call")
 
+			// The same walk asked by page, for comparison: every page steps
+			// through the records before it.
+			pb := reference.New(reference.Config{Seed: 25, Records: records})
+			psrv := httptest.NewServer(pb)
+			t.Cleanup(psrv.Close)
+			pc := harness.Start(t, fmt.Sprintf(gatewaySite, ""), psrv.URL)
+			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
+			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
+				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
+			assert.Less(t, stepped, pb.Stepped("calls"))
+			pc.Stop(t)
+
 			// Cold cursors: a list identity the gateway has never seen (the
 			// backend ignores the extra parameter), anywhere in the list.
 			all := b.IDs("calls")

@@ -31,6 +31,9 @@ var metrics = struct {
 	unusable         *prometheus.CounterVec
 	pageLimit        *prometheus.GaugeVec
 	keysetMisreads   *prometheus.CounterVec
+	readaheadPages   *prometheus.CounterVec
+	windowsDropped   *prometheus.CounterVec
+	windowBytes      prometheus.GaugeFunc
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -65,8 +68,27 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "backend_keyset_misreads_total",
 			Help: "Lists whose backend answer broke the backend_keyset condition (records at or below the cursor); each is read by offset from then on.",
 		}, []string{"endpoint"})
+		metrics.readaheadPages = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_pages_total",
+			Help: "Cursor pages cut from a read-ahead window, each a backend call saved, by endpoint.",
+		}, []string{"endpoint"})
+		metrics.windowsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_windows_dropped_total",
+			Help: "Read-ahead windows dropped: evicted (for readahead_memory) or expired (past readahead_ttl).",
+		}, []string{"reason"})
+		metrics.windowBytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: ns, Name: "readahead_window_bytes",
+			Help: "Bytes of backend answers held as read-ahead windows, across the running gateways.",
+		}, func() float64 {
+			var n int64
+			for _, g := range runningGateways() {
+				n += g.windows.Stats().Bytes
+			}
+			return float64(n)
+		})
 	})
-	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections, metrics.unusable, metrics.pageLimit, metrics.keysetMisreads} {
+	for _, c := range []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
+		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads} {
 		if registry == nil {
 			break
 		}
@@ -85,6 +107,7 @@ type endpointMetrics struct {
 	ok, clientError prometheus.Counter
 	subrequests     prometheus.Observer // cursor endpoints only
 	hit, miss       prometheus.Counter  // cursor endpoints only
+	readahead       prometheus.Counter  // cursor endpoints only
 }
 
 func newEndpointMetrics(name string, cursor bool) *endpointMetrics {
@@ -96,6 +119,16 @@ func newEndpointMetrics(name string, cursor bool) *endpointMetrics {
 		m.subrequests = metrics.subrequests.WithLabelValues(name)
 		m.hit = metrics.index.WithLabelValues(name, "hit")
 		m.miss = metrics.index.WithLabelValues(name, "miss")
+		m.readahead = metrics.readaheadPages.WithLabelValues(name)
 	}
 	return m
+}
+
+// windowDropped counts a read-ahead window dropped by a store.
+func windowDropped(expired bool) {
+	reason := "evicted"
+	if expired {
+		reason = "expired"
+	}
+	metrics.windowsDropped.WithLabelValues(reason).Inc()
 }

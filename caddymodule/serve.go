@@ -109,7 +109,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req = translate.Request{List: r.URL.Path + "?" + q.forward, Size: q.perPage}
+	req = translate.Request{List: listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
 	if q.cursor != "" {
 		req.After, err = translate.DecodeCursor(q.cursor)
 		if err == nil {
@@ -151,21 +151,16 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			zap.String("endpoint", ep.name), zap.String("cursor_id", req.After), zap.Int("relocations", pg.Relocations))
 	}
 
-	src := pg.Source
-	if src < 0 && pg.Keyset && len(pg.IDs) == 0 && len(f.bodies) > 0 {
-		// An empty keyset page (the cursor at the list's end) names no
-		// answer (translate's keysetPage sets Source only when it takes a
-		// record; NOTES-23.md): it is cut from the last answer, which
-		// showed the end.
-		src = len(f.bodies) - 1
+	body, header := g.pageSource(f, pg)
+	if pg.Stored != nil {
+		ep.m.readahead.Inc()
 	}
-	body := f.bodies[src]
 	var cursor string
 	if pg.More {
 		cursor = translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])
 	}
 	h := w.Header()
-	g.pageHeaders(h, r, f.headers[src], q, cursor)
+	g.pageHeaders(h, r, header, q, cursor)
 	// Most pages are a run of one bare-array answer's records, written
 	// from the answer's own bytes; others are composed in a buffer.
 	out, ok := body.PageInPlace(pg.Records)
@@ -181,6 +176,25 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// pageSource returns the backend answer a page is cut from, and its
+// headers: one this request read, or the read-ahead window the page came
+// from (an answer an earlier request of the same caller read).
+func (g *Gateway) pageSource(f *fetcher, pg *translate.Page) (*legacy.Body, http.Header) {
+	if pg.Stored != nil {
+		a := pg.Stored.Source().(*answerBuf)
+		return &a.body, a.answer.header
+	}
+	src := pg.Source
+	if src < 0 && pg.Keyset && len(pg.IDs) == 0 && len(f.bodies) > 0 {
+		// An empty keyset page (the cursor at the list's end) names no
+		// answer (translate's keysetPage sets Source only when it takes a
+		// record; NOTES-23.md): it is cut from the last answer, which
+		// showed the end.
+		src = len(f.bodies) - 1
+	}
+	return f.bodies[src], f.headers[src]
 }
 
 // logCursorRequest writes the debug line of one cursor request. The parts
@@ -208,6 +222,7 @@ func (g *Gateway) logCursorRequest(ep *endpoint, outcome string, req translate.R
 		zap.Int("subrequests", calls),
 		zap.Int("records", records),
 		zap.Bool("index_hit", hit),
+		zap.Bool("readahead", pg != nil && pg.Stored != nil),
 		zap.Int("relocations", relocations),
 	)
 }

@@ -221,4 +221,5 @@ var (
 	_ http.Flusher        = (*capture)(nil)
 	_ translate.Fetcher   = (*fetcher)(nil)
 	_ translate.Releaser  = (*fetcher)(nil)
+	_ translate.Keeper    = (*fetcher)(nil)
 )

@@ -124,6 +124,7 @@ type Engine struct {
 	ListLimit int
 
 	lists    lists
+	clock    func() time.Time // time.Now unless a test sets it
 	reportMu sync.Mutex
 	reported int // the last limit learned, for PageSizeLimit; 0: none
 }
@@ -196,16 +197,16 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
 	}
 	ls := e.lists.get(req.List, e.ListLimit)
-	now, ttl := time.Now(), e.Windows.TTL()
-	cont := ls.continues(req, now, ttl)
+	now, ttl := e.now(), e.Windows.TTL()
+	walk := ls.continues(req, now, ttl)
 	if req.After != "" && !req.Fresh {
 		if pg := e.Windows.cut(req.List, req.After, req.Size, now); pg != nil {
 			e.cutFrom(req, pg)
-			ls.walked(pg, now, ttl)
+			ls.walked(pg, walk, now, ttl)
 			return pg, nil
 		}
 	}
-	ahead := ls.readahead(req, cont, ttl)
+	ahead := ls.readahead(req, walk, ttl)
 	var (
 		pg    *Page
 		run   *StoredWindow
@@ -224,8 +225,15 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if run != nil {
 		e.keep(f, req.List, run, now)
 	}
-	ls.walked(pg, now, ttl)
+	ls.walked(pg, walk, now, ttl)
 	return pg, nil
+}
+
+func (e *Engine) now() time.Time {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return time.Now()
 }
 
 // offsetPage reads a page by page number or offset, searching for the

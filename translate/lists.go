@@ -19,7 +19,7 @@ type listState struct {
 	sizes pageSizes
 
 	mu    sync.Mutex
-	walk  walkState
+	walks [maxWalks]walkState
 	keyed keyset
 
 	key  uint64

@@ -17,6 +17,10 @@ type memList struct {
 	ids     []int64
 	calls   int
 	fetched int
+	// stepped counts the records the backend steps through: a SQL
+	// OFFSET/LIMIT query reads the offset's records and the page's; a
+	// keyset query (id > X LIMIT n, on an index) reads the page's only.
+	stepped int
 	// before runs ahead of every call, under the lock, to change the list
 	// between calls.
 	before func(l *memList)
@@ -29,6 +33,10 @@ type memList struct {
 	// backend does, instead of its page number: a clamp then cuts a
 	// window short but never moves it.
 	offsets bool
+	// keysetInclusive makes a keyset window hold the cursor's own record
+	// (id >= X, as json-server's id_gte); keysetIgnored makes the list
+	// ignore the condition and answer from its start.
+	keysetInclusive, keysetIgnored bool
 }
 
 func newMemList(ids []int64) *memList {
@@ -69,6 +77,24 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	case l.clampAt > 0:
 		size = min(size, l.clampAt)
 	}
+	if w.Keyset() {
+		x, _ := strconv.ParseInt(w.After, 10, 64)
+		if !l.keysetInclusive {
+			x++
+		}
+		i, _ := slices.BinarySearch(l.ids, x)
+		if l.keysetIgnored {
+			i = 0
+		}
+		to := min(i+size, len(l.ids))
+		b := Batch{IDs: make([]string, 0, to-i)}
+		for _, id := range l.ids[i:to] {
+			b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
+		}
+		l.fetched += len(b.IDs)
+		l.stepped += len(b.IDs)
+		return b, nil
+	}
 	from := (w.Page() - 1) * size // the page as the backend counts it
 	if l.offsets {
 		from = w.Start
@@ -82,6 +108,7 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
 	}
 	l.fetched += len(b.IDs)
+	l.stepped += to
 	return b, nil
 }
 

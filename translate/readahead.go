@@ -8,21 +8,27 @@ import (
 // Read-ahead: a client following next_page_cursor asks for the records
 // right after the ones it just got. When a list identity's walk continues
 // (a cursor that is the last record of the page served before), the
-// engine reads a larger window than the page, growing as an operating
-// system's readahead does (doubling per window), up to the backend's page
+// engine reads a larger window than the page, four pages first, then
+// growing as an operating system's readahead does (doubling per window),
+// up to the backend's page
 // limit and no further than the walker reads within the window's lifetime
 // at the pace it has shown, and the WindowStore serves the walk's next
 // pages from it. When a window runs out, expires or is evicted, the next
 // page is read from the backend as any page is, and the walk keeps its
 // window size.
 
-// walkState is the read-ahead state of one list identity.
+// walkState is the read-ahead state of one walk of a list identity.
 type walkState struct {
 	next uint64    // hash of the last id of the last page with more after it; 0: none
 	at   time.Time // when that page was asked for
 	size int       // the records the walk's last window read, page included
 	rate float64   // records per second the walker reads, smoothed
 }
+
+// maxWalks is how many walks of one list identity are followed at once:
+// a caller (a sync job with several workers, say) may walk one list from
+// several places, and each walk reads ahead on its own.
+const maxWalks = maxWindowsPerList
 
 // walkSeed hashes the ids walks compare: a walk keeps no id of its own,
 // so it holds no memory of an answer, and a collision only sizes a read.
@@ -32,43 +38,46 @@ var walkSeed = maphash.MakeSeed()
 // to the backend's page limit.
 const maxWindowSize = 1 << 20
 
-// continues reports whether req continues the list's walk, and takes in
-// the walker's pace when it does; any other page starts a new walk, whose
-// window size and pace start over.
-func (ls *listState) continues(req Request, now time.Time, ttl time.Duration) bool {
-	if ttl <= 0 {
-		return false
+// continues returns the walk of the list that req continues, taking in
+// the walker's pace, or -1: any other page starts a new walk (walked
+// gives it a place).
+func (ls *listState) continues(req Request, now time.Time, ttl time.Duration) int {
+	if ttl <= 0 || req.After == "" {
+		return -1
 	}
+	h := maphash.String(walkSeed, req.After)
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	w := &ls.walk
-	if req.After == "" || w.next == 0 || maphash.String(walkSeed, req.After) != w.next {
-		w.size, w.rate = 0, 0
-		return false
-	}
-	if dt := now.Sub(w.at).Seconds(); dt > 0 {
-		pace := float64(req.Size) / dt
-		if w.rate == 0 {
-			w.rate = pace
-		} else {
-			w.rate = (w.rate + pace) / 2
+	for i := range ls.walks {
+		w := &ls.walks[i]
+		if w.next != h || h == 0 {
+			continue
 		}
+		if dt := now.Sub(w.at).Seconds(); dt > 0 {
+			pace := float64(req.Size) / dt
+			if w.rate == 0 {
+				w.rate = pace
+			} else {
+				w.rate = (w.rate + pace) / 2
+			}
+		}
+		return i
 	}
-	return true
+	return -1
 }
 
 // readahead returns how many records past the page (and the record
-// after it) the page's first call reads: 0 unless the walk continues and
-// a window would hold at least one page more than the page itself.
-func (ls *listState) readahead(req Request, cont bool, ttl time.Duration) int {
-	if !cont {
+// after it) the page's first call reads: 0 unless the page continues a
+// walk and a window would hold at least one page more than the page.
+func (ls *listState) readahead(req Request, walk int, ttl time.Duration) int {
+	if walk < 0 {
 		return 0
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	w := &ls.walk
+	w := &ls.walks[walk]
 	page := req.Size + 1
-	size := min(max(2*w.size, 2*page), maxWindowSize)
+	size := min(max(2*w.size, 4*page), maxWindowSize)
 	// No larger than the walker reads while the window serves.
 	size = min(size, page+int(min(w.rate*ttl.Seconds(), maxWindowSize)))
 	if size < page+req.Size {
@@ -78,18 +87,31 @@ func (ls *listState) readahead(req Request, cont bool, ttl time.Duration) int {
 	return size - page
 }
 
-// walked records the page served for req: a page with more after it
-// may be continued.
-func (ls *listState) walked(pg *Page, now time.Time, ttl time.Duration) {
+// walked records the page served for req in its walk, or, for a page
+// that continues none, in a new walk in place of the one least recently
+// continued: a page with more after it may be continued.
+func (ls *listState) walked(pg *Page, walk int, now time.Time, ttl time.Duration) {
 	if ttl <= 0 {
 		return
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	w := &ls.walk
-	w.next = 0
+	if walk < 0 {
+		if !pg.More {
+			return
+		}
+		walk = 0
+		for i := range ls.walks {
+			if ls.walks[i].at.Before(ls.walks[walk].at) {
+				walk = i
+			}
+		}
+		ls.walks[walk] = walkState{}
+	}
+	w := &ls.walks[walk]
+	w.next, w.at = 0, now
 	if pg.More && len(pg.IDs) > 0 {
-		w.next, w.at = maphash.String(walkSeed, pg.IDs[len(pg.IDs)-1]), now
+		w.next = maphash.String(walkSeed, pg.IDs[len(pg.IDs)-1])
 	}
 }
 

@@ -1,5 +1,7 @@
 package translate
 
+import "math"
+
 // Window is one backend call: the records at offsets [Start, Start+Size).
 // A backend that pages by number serves only windows that start on a
 // multiple of their size (Aligned), as page Page of size Size; one that
@@ -33,33 +35,49 @@ func PlanOffsetWindow(from, to, maxSize int) Window {
 	return Window{Start: from, Size: min(max(to-from, 1), max(maxSize, 1))}
 }
 
-// PlanReadahead returns the backend page that covers offsets [from, to)
-// and, as far as one page up to maxSize can, the offsets up to far: the
-// window of a walk read ahead. A page must start on a multiple of its
-// size, so the records between that start and from are fetched for
-// nothing; among the sizes that cover [from, to) and stay within far, it
-// takes the largest whose waste is at most 1/32 of the page, else the one
-// wasting the least share of its page. It looks at a bounded number of
-// sizes, so a plan costs microseconds at any offset.
-func PlanReadahead(from, to, far, maxSize int) Window {
+// PlanReadahead returns the backend call that reads a walk ahead: it
+// covers offsets [from, to) (the cursor's record, a page of page records
+// and the one after it) and reaches toward far, never past it. The walk
+// is served in whole pages, so what a window holds past its last whole
+// page (and the record after it) is read again with the next window; and
+// a backend that pages by number can only be asked for a page that starts
+// on a multiple of its size, so the records between that start and from
+// are read for nothing. Among the page sizes up to maxSize that reach at
+// least half way to far, it takes the one wasting the least share of what
+// it reads, the larger on a tie. With offsets the window starts at from
+// and ends after its last whole page. It looks at a bounded number of
+// sizes.
+func PlanReadahead(from, to, far, page, maxSize int, offsets bool) Window {
 	from = max(from, 0)
 	to = max(to, from+1)
-	width := to - from
-	hi := min(far-from, maxSize)
-	if hi <= width {
+	page = max(page, 1)
+	width := to - from // the cursor's record, a page, and one more
+	reach := min(far-from, maxSize)
+	if reach <= width {
+		if offsets {
+			return PlanOffsetWindow(from, to, maxSize)
+		}
 		return PlanWindow(from, to, maxSize)
 	}
-	best, bestWaste := Window{}, 2.0
-	for s, looked := hi, 0; s >= width && looked < readaheadSizes; s, looked = s-1, looked+1 {
+	if offsets {
+		pages := (reach - 2) / page
+		return Window{Start: from, Size: pages*page + 2}
+	}
+	best, bestScore := Window{}, math.Inf(-1)
+	for s, looked := min(maxSize, far), 0; s >= width && looked < readaheadSizes; s, looked = s-1, looked+1 {
 		r := from % s
-		if r+width > s {
+		cover := s - r // from the cursor's record to the page's end
+		if cover < width || cover > reach || 2*cover < reach {
 			continue
 		}
-		if r*32 <= s {
-			return Window{Start: from - r, Size: s}
-		}
-		if waste := float64(r) / float64(s); waste < bestWaste {
-			best, bestWaste = Window{Start: from - r, Size: s}, waste
+		// Pages served count for the window, records read and not
+		// served (before the cursor, past the last whole page) against
+		// it, twice: a record read for nothing costs the backend, and so
+		// does each call more, which steps through every record before
+		// it again.
+		served := (cover - 2) / page * page
+		if score := float64(served) - 2*float64(s-served); score > bestScore {
+			best, bestScore = Window{Start: from - r, Size: s}, score
 		}
 	}
 	if best.Size == 0 {

@@ -37,6 +37,10 @@ type WindowStore struct {
 	bytes int64
 
 	served, evicted, expired atomic.Int64
+
+	// OnDrop, when set, is called for each window dropped, expired or
+	// evicted, with the store's lock held: it must not call the store.
+	OnDrop func(expired bool)
 }
 
 // StoredWindow is one backend answer kept as a read-ahead window.
@@ -114,8 +118,7 @@ func (s *WindowStore) cut(list, after string, size int, now time.Time) *Page {
 	for i := 0; i < len(ws); i++ {
 		w := ws[i]
 		if now.Sub(w.arrived) >= s.ttl {
-			s.drop(w)
-			s.expired.Add(1)
+			s.dropFor(w, true)
 			ws = s.lists[list]
 			i--
 			continue
@@ -156,8 +159,7 @@ func (s *WindowStore) keep(list string, w *StoredWindow, now time.Time) {
 	w.list, w.arrived = list, now
 	ws := s.lists[list]
 	if len(ws) == maxWindowsPerList {
-		s.drop(ws[len(ws)-1])
-		s.evicted.Add(1)
+		s.dropFor(ws[len(ws)-1], false)
 		ws = s.lists[list]
 	}
 	s.lists[list] = append([]*StoredWindow{w}, ws...)
@@ -165,12 +167,21 @@ func (s *WindowStore) keep(list string, w *StoredWindow, now time.Time) {
 	s.bytes += w.bytes
 	for s.bytes > s.memory || s.lru.Len() > 0 && now.Sub(s.lru.Back().Value.(*StoredWindow).arrived) >= s.ttl {
 		old := s.lru.Back().Value.(*StoredWindow)
-		if now.Sub(old.arrived) >= s.ttl {
-			s.expired.Add(1)
-		} else {
-			s.evicted.Add(1)
-		}
-		s.drop(old)
+		s.dropFor(old, now.Sub(old.arrived) >= s.ttl)
+	}
+}
+
+// dropFor drops w, expired or evicted, and counts it. The caller holds
+// s.mu.
+func (s *WindowStore) dropFor(w *StoredWindow, expired bool) {
+	s.drop(w)
+	if expired {
+		s.expired.Add(1)
+	} else {
+		s.evicted.Add(1)
+	}
+	if s.OnDrop != nil {
+		s.OnDrop(expired)
 	}
 }
 
@@ -204,8 +215,7 @@ func (s *WindowStore) Purge(now time.Time) {
 	for e := s.lru.Back(); e != nil; {
 		prev := e.Prev()
 		if w := e.Value.(*StoredWindow); now.Sub(w.arrived) >= s.ttl {
-			s.drop(w)
-			s.expired.Add(1)
+			s.dropFor(w, true)
 		}
 		e = prev
 	}

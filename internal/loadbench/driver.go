@@ -40,9 +40,9 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 		total load
 		wg    sync.WaitGroup
 	)
-	for range clients {
+	for i := range clients {
 		wg.Go(func() {
-			l := dr.client1(ctx, deadline)
+			l := dr.client1(ctx, deadline, "client-"+strconv.Itoa(i))
 			mu.Lock()
 			defer mu.Unlock()
 			total.requests += l.requests
@@ -59,8 +59,11 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 	return total
 }
 
-// client1 is one client until deadline.
-func (dr *driver) client1(ctx context.Context, deadline time.Time) load {
+// client1 is one client until deadline. Each client sends its own API
+// key, as separate callers do: the gateway keeps its read-ahead windows
+// and learned state per caller, so clients sharing one key would share
+// windows, and a walk would be read by one client and served to another.
+func (dr *driver) client1(ctx context.Context, deadline time.Time, key string) load {
 	l := load{latencies: make([]time.Duration, 0, 1<<14)}
 	pages := (dr.records + dr.perPage - 1) / dr.perPage
 	page, cursor := 0, "" // the next page of the walk, 0-based, and its cursor
@@ -77,7 +80,7 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time) load {
 			target += "&_cursor=" + url.QueryEscape(cursor)
 		}
 		start := time.Now()
-		next, err := dr.get(ctx, target, &body)
+		next, err := dr.getAs(ctx, target, key, &body)
 		elapsed := time.Since(start)
 		if err == nil && dr.cursor && (next == "") != (page == pages-1) {
 			err = fmt.Errorf("%s: the walk of %d pages has next_page_cursor %q on page %d", target, pages, next, page+1)
@@ -119,9 +122,17 @@ func gatewayWindow(page, perPage int) translate.Window {
 
 // get fetches target into body and returns its next_page_cursor.
 func (dr *driver) get(ctx context.Context, target string, body *bytes.Buffer) (string, error) {
+	return dr.getAs(ctx, target, "", body)
+}
+
+// getAs is get with an X-Api-Key header, unless key is empty.
+func (dr *driver) getAs(ctx context.Context, target, key string, body *bytes.Buffer) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return "", err
+	}
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
 	}
 	resp, err := dr.client.Do(req)
 	if err != nil {

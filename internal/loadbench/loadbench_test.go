@@ -43,12 +43,22 @@ func TestRun(t *testing.T) {
 		assert.Positive(t, r.Alloc)
 		assert.Positive(t, r.P50)
 		assert.GreaterOrEqual(t, r.P99, r.P50)
-		assert.Equal(t, r.Requests, r.Calls, "%s perPage %d: one backend call per page", r.Target, r.PerPage)
 		assert.Positive(t, r.Fetched)
-		if r.Target == Gateway || r.Target == Window {
+		switch r.Target {
+		case Gateway:
+			// Read-ahead: a backend call per many pages. A list of a
+			// thousand records is read mostly while windows grow, when a
+			// page-numbered backend's windows start at its first record;
+			// translate's TestReadaheadTargets holds the 5,000-record walk
+			// to 1.10.
+			assert.Less(t, float64(r.Calls), 0.5*float64(r.Requests), "%s perPage %d: read-ahead", r.Target, r.PerPage)
+			assert.LessOrEqual(t, r.FetchedPerServed(), 1.35, "%s perPage %d", r.Target, r.PerPage)
+		case Window:
+			assert.Equal(t, r.Requests, r.Calls, "%s perPage %d: one backend call per page", r.Target, r.PerPage)
 			assert.LessOrEqual(t, r.FetchedPerServed(), 2.0, "%s perPage %d", r.Target, r.PerPage)
 			assert.Greater(t, r.FetchedPerServed(), 1.0, "%s perPage %d: the cursor's record and one more", r.Target, r.PerPage)
-		} else {
+		default:
+			assert.Equal(t, r.Requests, r.Calls, "%s perPage %d: one backend call per page", r.Target, r.PerPage)
 			assert.Equal(t, r.Served, r.Fetched, "%s: the clients got what the backend sent", r.Target)
 		}
 	}
@@ -88,7 +98,11 @@ func TestWindowsAreTheGateways(t *testing.T) {
 		be.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	c := harness.Start(t, caddyfiles[Gateway], srv.URL)
+	// The window target stands for the gateway's windows without
+	// read-ahead, which reads a walk in fewer, larger windows.
+	site := strings.Replace(caddyfiles[Gateway], "helpdesk_gateway\n", "helpdesk_gateway {\n\t\treadahead_ttl 0\n\t}\n", 1)
+	require.NotEqual(t, caddyfiles[Gateway], site)
+	c := harness.Start(t, site, srv.URL)
 	defer c.Stop(t)
 	for _, perPage := range []int{10, 37, 100} {
 		t.Run(strconv.Itoa(perPage), func(t *testing.T) {
@@ -209,7 +223,9 @@ func TestRunProcesses(t *testing.T) {
 		// Every page of the walk is full but the last.
 		assert.InDelta(t, float64(r.PerPage), float64(r.Served)/float64(r.Requests), float64(r.PerPage)/10, name)
 		if r.Target.walksByCursor() {
-			assert.Equal(t, r.Requests, r.Calls, "%s: one backend call per page, as the gateway counts them", name)
+			// Read-ahead serves most pages of a walk from windows.
+			assert.Positive(t, r.Calls, name)
+			assert.Less(t, r.Calls, r.Requests, "%s: fewer backend calls than pages, as the gateway counts them", name)
 		}
 	}
 	profiles, err := filepath.Glob(filepath.Join(cfg.ProfileDir, "gateway-c2-pp100-r*.pprof"))

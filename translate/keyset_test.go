@@ -1,0 +1,154 @@
+package translate
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// keysetEngine asks by keyset every cursor id made of digits only.
+func keysetEngine(readahead bool) *Engine {
+	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: NewIndex(Numeric, 100_000),
+		Keyset: func(id string) error {
+			if id == "" || len(id) > 18 {
+				return errors.New("not a short number")
+			}
+			return nil
+		}}
+	if readahead {
+		e.Windows = NewWindowStore(Numeric, 2*time.Second, 64<<20)
+	} else {
+		e.Windows = NewWindowStore(Numeric, 0, 0)
+	}
+	return e
+}
+
+// TestKeysetTargets holds a sequential keyset walk to issue 23's
+// targets: one call a page besides the first, at most (p+1)/p records
+// fetched per record served, at most p+1 records stepped through a page,
+// and a cold cursor anywhere costs one call.
+func TestKeysetTargets(t *testing.T) {
+	const n = 5000
+	for _, tc := range []struct {
+		name      string
+		inclusive bool
+		size      int
+		fetched   float64
+	}{
+		{"id_gt by 10", false, 10, 1.1},
+		{"id_gt by 100", false, 100, 1.01},
+		// An inclusive condition also sends the cursor's own record.
+		{"id_gte by 10", true, 10, 1.2},
+		{"id_gte by 100", true, 100, 1.02},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newMemList(evenIDs(n))
+			l.keysetInclusive = tc.inclusive
+			ids, c := costlyWalk(t, keysetEngine(false), l, tc.size)
+			require.Equal(t, evenIDs(n), ids)
+			extra := 0
+			if tc.inclusive {
+				extra = 1 // the first keyset answer shows the condition inclusive; one more call tells whether more follow
+			}
+			assert.LessOrEqual(t, c.calls, c.pages+extra, "one call a page")
+			assert.LessOrEqual(t, c.fetchedPerServed(), tc.fetched)
+			assert.LessOrEqual(t, c.stepped-(tc.size+1), (c.pages-1)*(tc.size+2), "records stepped through a page")
+
+			for _, at := range []int{0, 1234, 4000, n - 3} {
+				e := keysetEngine(false) // cold: no index, nothing learned
+				calls0, _ := l.counts()
+				cursor := strconv.Itoa((at + 1) * 10)
+				pg, err := e.Page(context.Background(), l, Request{List: "cold", After: cursor, Size: tc.size})
+				require.NoError(t, err)
+				want, more := after(evenIDs(n), int64((at+1)*10), tc.size)
+				assert.Equal(t, want, parseIDs(pg.IDs))
+				assert.Equal(t, more, pg.More)
+				calls, _ := l.counts()
+				assert.LessOrEqual(t, calls-calls0, 1+extra, "a cold cursor at %d", at)
+			}
+		})
+	}
+}
+
+// TestKeysetWithReadahead: a keyset walk reads ahead as an offset walk
+// does, and stays exact under churn.
+func TestKeysetWithReadahead(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	l := newMemList(evenIDs(3000))
+	initial := l.snapshot()
+	deleted := map[int64]bool{}
+	l.before = func(l *memList) {
+		for range 10 {
+			l.insert(1 + r.Int64N(31_000))
+		}
+		victim := l.ids[r.IntN(len(l.ids))]
+		l.remove(victim)
+		deleted[victim] = true
+	}
+	ids, c := costlyWalk(t, keysetEngine(true), l, 10)
+	assert.True(t, slices.IsSorted(ids) && len(slices.Compact(slices.Clone(ids))) == len(ids), "strictly ascending")
+	for _, id := range initial {
+		if !deleted[id] {
+			_, found := slices.BinarySearch(ids, id)
+			assert.True(t, found, "record %d lived through the walk", id)
+		}
+	}
+	assert.Less(t, c.callsPerPage(), 0.1)
+	assert.Less(t, c.stepped, 2*len(ids), "each record read about once")
+}
+
+// TestKeysetMisread: a backend that ignores the condition never has its
+// answer served as if it kept it: the page is read by offset, the list is
+// read by offset from then on, and the observer hears of it once.
+func TestKeysetMisread(t *testing.T) {
+	l := newMemList(evenIDs(500))
+	l.keysetIgnored = true
+	e := keysetEngine(false)
+	var heard []string
+	e.OnKeysetMisread = func(reason string) { heard = append(heard, reason) }
+	ids, c := costlyWalk(t, e, l, 10)
+	assert.Equal(t, evenIDs(500), ids)
+	assert.Len(t, heard, 1)
+	assert.Contains(t, heard[0], "above id")
+	assert.LessOrEqual(t, c.calls, c.pages+1, "one keyset call wasted, then offsets")
+
+	// A cursor below every id: an answer from the list's start is right.
+	l2 := newMemList(evenIDs(50))
+	l2.keysetIgnored = true
+	pg, err := keysetEngine(false).Page(context.Background(), l2, Request{List: "x", After: "5", Size: 3})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{10, 20, 30}, parseIDs(pg.IDs))
+	assert.True(t, pg.Keyset)
+}
+
+// TestKeysetRefusedIDsReadByOffset: a cursor id the template cannot
+// carry is read by offset, as without keyset.
+func TestKeysetRefusedIDsReadByOffset(t *testing.T) {
+	l := newMemList(evenIDs(100))
+	e := keysetEngine(false)
+	e.Keyset = func(string) error { return errors.New("unsafe") }
+	pg, err := e.Page(context.Background(), l, Request{List: "x", After: "200", Size: 5})
+	require.NoError(t, err)
+	assert.False(t, pg.Keyset)
+	assert.Equal(t, []int64{210, 220, 230, 240, 250}, parseIDs(pg.IDs))
+}
+
+// TestKeysetClamp: a backend that clamps the limit is learned, and a
+// short answer is never taken for the list's end.
+func TestKeysetClamp(t *testing.T) {
+	l := newMemList(evenIDs(2000))
+	l.clampAt = 50
+	e := keysetEngine(true)
+	ids, _ := costlyWalk(t, e, l, 80)
+	assert.Equal(t, evenIDs(2000), ids)
+	limit, learned := e.PageSizeLimit()
+	assert.True(t, learned)
+	assert.Equal(t, 50, limit)
+}
