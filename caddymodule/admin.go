@@ -72,11 +72,14 @@ func runningGateways() []*Gateway {
 // pageCounters count a cursor endpoint's served pages and their cost since
 // its config was loaded. They are added to once per served page.
 type pageCounters struct {
-	pages, calls, fetched, served atomic.Int64
+	pages, calls, fetched, served, fromWindows atomic.Int64
 }
 
 func (c *pageCounters) add(pg *translate.Page) {
 	c.pages.Add(1)
+	if pg.Stored != nil {
+		c.fromWindows.Add(1)
+	}
 	c.calls.Add(int64(pg.Calls))
 	c.fetched.Add(int64(pg.Fetched))
 	c.served.Add(int64(len(pg.IDs)))
@@ -104,7 +107,19 @@ type (
 		Hosts     []string         `json:"hosts,omitempty"`
 		BasePath  string           `json:"base_path"`
 		Loaded    time.Time        `json:"loaded"`
+		Readahead readaheadReport  `json:"readahead"`
 		Endpoints []endpointReport `json:"endpoints"`
+	}
+	// readaheadReport is the gateway's read-ahead windows: its settings,
+	// what it holds now, and what it did since its config was loaded.
+	readaheadReport struct {
+		TTL            string `json:"ttl"` // "0s": off
+		MemoryLimit    int64  `json:"memory_limit"`
+		Windows        int    `json:"windows"`
+		Bytes          int64  `json:"bytes"`
+		PagesServed    int64  `json:"pages_served"` // each a backend call saved
+		WindowsEvicted int64  `json:"windows_evicted"`
+		WindowsExpired int64  `json:"windows_expired"`
 	}
 	endpointReport struct {
 		Path string `json:"path"`
@@ -123,6 +138,7 @@ type (
 	}
 	pagesReport struct {
 		Served         int64 `json:"served"`
+		FromWindows    int64 `json:"from_readahead_windows"`
 		BackendCalls   int64 `json:"backend_calls"`
 		RecordsFetched int64 `json:"records_fetched"`
 		RecordsServed  int64 `json:"records_served"`
@@ -176,6 +192,12 @@ func (g *Gateway) report(s site) gatewayReport {
 		Loaded:    g.loaded,
 		Endpoints: make([]endpointReport, 0, len(g.endpoints)),
 	}
+	ws := g.windows.Stats()
+	gr.Readahead = readaheadReport{
+		TTL: g.windows.TTL().String(), MemoryLimit: g.ReadaheadMemory,
+		Windows: ws.Windows, Bytes: ws.Bytes, PagesServed: ws.Served,
+		WindowsEvicted: ws.Evicted, WindowsExpired: ws.Expired,
+	}
 	for _, name := range slices.Concat(g.CursorEndpoints, g.FilterEndpoints) {
 		ep := g.endpoints[g.BasePath+name]
 		if ep == nil {
@@ -201,6 +223,7 @@ func (g *Gateway) report(s site) gatewayReport {
 func (c *pageCounters) report() *pagesReport {
 	p := &pagesReport{
 		Served:         c.pages.Load(),
+		FromWindows:    c.fromWindows.Load(),
 		BackendCalls:   c.calls.Load(),
 		RecordsFetched: c.fetched.Load(),
 		RecordsServed:  c.served.Load(),

@@ -29,6 +29,15 @@ type adminReport struct {
 		Hosts     []string  `json:"hosts"`
 		BasePath  string    `json:"base_path"`
 		Loaded    time.Time `json:"loaded"`
+		Readahead struct {
+			TTL            string `json:"ttl"`
+			MemoryLimit    int64  `json:"memory_limit"`
+			Windows        int    `json:"windows"`
+			Bytes          int64  `json:"bytes"`
+			PagesServed    int64  `json:"pages_served"`
+			WindowsEvicted int64  `json:"windows_evicted"`
+			WindowsExpired int64  `json:"windows_expired"`
+		} `json:"readahead"`
 		Endpoints []struct {
 			Path                   string `json:"path"`
 			Kind                   string `json:"kind"`
@@ -41,6 +50,7 @@ type adminReport struct {
 			} `json:"index"`
 			Pages *struct {
 				Served                        int64    `json:"served"`
+				FromWindows                   int64    `json:"from_readahead_windows"`
 				BackendCalls                  int64    `json:"backend_calls"`
 				RecordsFetched                int64    `json:"records_fetched"`
 				RecordsServed                 int64    `json:"records_served"`
@@ -220,6 +230,15 @@ http://%[1]s {
 	assert.InDelta(t, float64(calls)/float64(pages), *p.BackendCallsPerPage, 1e-9)
 	require.NotNil(t, p.RecordsFetchedPerRecordServed)
 	assert.InDelta(t, float64(fetched)/120, *p.RecordsFetchedPerRecordServed, 1e-9)
+	ra := rep.Gateways[1].Readahead
+	assert.Equal(t, "2s", ra.TTL, "the default")
+	assert.Equal(t, int64(64<<20), ra.MemoryLimit, "the default")
+	assert.Positive(t, p.FromWindows, "the walk continued: pages from a read-ahead window")
+	assert.Equal(t, p.FromWindows, ra.PagesServed, "each a backend call saved")
+	assert.Less(t, calls, pages, "fewer backend calls than pages")
+	assert.Positive(t, ra.Windows)
+	assert.Positive(t, ra.Bytes)
+	assert.LessOrEqual(t, ra.Bytes, ra.MemoryLimit)
 	assert.Zero(t, rep.Gateways[1].Endpoints[1].Pages.Served, "/phone_numbers had no request")
 	assert.Zero(t, rep.Gateways[0].Endpoints[0].Pages.Served, "the other site's /calls had no request")
 	for _, hidden := range []string{secret, "apikey", lastCursor, "_perPage", "_filters"} {

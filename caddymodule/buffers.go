@@ -7,6 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // A page reads one or more backend answers and writes one page; both are
@@ -114,7 +115,16 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 	a := f.answers[call]
 	f.answers[call] = nil
 	f.held -= len(a.raw)
+	f.kept = call + 1
 	return a, cap(a.raw) + len(a.body.IDs)*16 + len(a.body.Records)*24
+}
+
+// shared reports whether a page's answer is shared with other requests:
+// a read-ahead window's, or one handed to a window by this request. Such
+// bytes are only read; legacy.Body.PageInPlace, which writes the page's
+// brackets into the answer, must not touch them.
+func (f *fetcher) shared(pg *translate.Page) bool {
+	return pg.Stored != nil || f.kept == pg.Source+1
 }
 
 // pageBuffer returns an empty buffer with room for n bytes, to be given

@@ -78,10 +78,10 @@ func TestCaptureIsReused(t *testing.T) {
 	_, err := c.Write([]byte("[]"))
 	require.NoError(t, err)
 	client := http.Header{}
-	for k, v := range c.Header() {
+	for k, v := range c.header { // as the gateway reads an answer's headers
 		client[k] = v
 	}
-	first := c.Header()
+	first := c.header
 	a.raw = c.body
 
 	c = a.newCapture(2048)

@@ -57,6 +57,7 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		channel_types        E C ...
 //		period_codes         T L7D ...
 //		drop_backend_headers Link X-Page ...
+//		drop_envelope_members page per_page next ...
 //		link_header
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -155,6 +156,14 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			v := caddy.Duration(ttl)
 			g.ReadaheadTTL = &v
+		} else if option == "drop_envelope_members" {
+			g.DropEnvelopeMembers = d.RemainingArgs()
+			if len(g.DropEnvelopeMembers) == 0 {
+				return d.Errf("%s: at least one member name is needed", option)
+			}
+			if err := checkEnvelopeMembers(g.DropEnvelopeMembers, ""); err != nil {
+				return d.Err(err.Error())
+			}
 		} else if option == "link_header" {
 			if d.NextArg() {
 				return d.Errf("%s takes no value: write it alone to turn the Link header on", option)
@@ -184,6 +193,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d), at %s", g.DefaultPerPage, maxPerPage, perPageAt)
+	}
+	if err := checkEnvelopeMembers(g.DropEnvelopeMembers, g.RecordsPath); err != nil {
+		return fmt.Errorf("%v, at %s", err, at["drop_envelope_members"])
 	}
 	var oe *optionError
 	if err := g.checkDialect(); errors.As(err, &oe) {

@@ -12,6 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
 func TestUnmarshalCaddyfileOptions(t *testing.T) {
@@ -42,6 +44,8 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"channel_types E C", Gateway{ChannelTypes: []string{"E", "C"}}},
 		{"period_codes T Y", Gateway{PeriodCodes: []string{"T", "Y"}}},
 		{"drop_backend_headers Link X-Page-Token", Gateway{DropBackendHeaders: []string{"Link", "X-Page-Token"}}},
+		{"drop_envelope_members page per_page _links", Gateway{DropEnvelopeMembers: []string{"page", "per_page", "_links"}}},
+		{"records_path data\ndrop_envelope_members page", Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{"page"}}},
 		{"link_header", Gateway{LinkHeader: true}},
 		{"openapi_path /openapi.json", Gateway{OpenAPIPath: "/openapi.json"}},
 	} {
@@ -97,6 +101,10 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"helpdesk_gateway {\n\tfilter_endpoints\n}", "filter_endpoints: at least one path is needed, at Testfile:2"},
 		{"helpdesk_gateway {\n\tdrop_backend_headers\n}", "drop_backend_headers: at least one header name is needed, at Testfile:2"},
 		{"helpdesk_gateway {\n\tdrop_backend_headers Link X-Page:\n}", `drop_backend_headers: "X-Page:" is not a header name, at Testfile:2`},
+		{"helpdesk_gateway {\n\tdrop_envelope_members\n}", "drop_envelope_members: at least one member name is needed, at Testfile:2"},
+		{"helpdesk_gateway {\n\tdrop_envelope_members page \"\"\n}", `drop_envelope_members: "" is not a member name, at Testfile:2`},
+		{"helpdesk_gateway {\n\tdrop_envelope_members page data\n\trecords_path data\n}", `drop_envelope_members: "data" holds the records (records_path "data"); it is never dropped, so leave it out, at Testfile:2`},
+		{"helpdesk_gateway {\n\trecords_path result.items\n\tdrop_envelope_members result\n}", `drop_envelope_members: "result" holds the records (records_path "result.items")`},
 		{"helpdesk_gateway {\n\tlink_header on\n}", "link_header takes no value: write it alone to turn the Link header on, at Testfile:2"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
@@ -147,6 +155,9 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{MaxBodySize: 10}, "max_body_size: 10 is out of range [1024, 1099511627776]"},
 		{Gateway{BackendSort: "a=%zz"}, "backend_sort"},
 		{Gateway{DropBackendHeaders: []string{"Link", "X Page"}}, `drop_backend_headers: "X Page" is not a header name`},
+		{Gateway{DropEnvelopeMembers: []string{"page", ""}}, `drop_envelope_members: "" is not a member name`},
+		{Gateway{DropEnvelopeMembers: []string{"page\xff"}}, `drop_envelope_members: "page\xff" is not a member name`},
+		{Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{"data"}}, `drop_envelope_members: "data" holds the records`},
 		{Gateway{OpenAPIPath: "openapi.json"}, "openapi_path"},
 		{Gateway{BasePath: "/api", OpenAPIPath: "/api/calls"}, `openapi_path "/api/calls": is already an endpoint of cursor_endpoints`},
 	} {
@@ -161,7 +172,7 @@ func TestProvisionValidates(t *testing.T) {
 }
 
 // TestAdaptShowsJSON checks what `caddy adapt` prints: every option (all
-// twenty-two) as its JSON twin, and the gateway placed before reverse_proxy
+// twenty-three) as its JSON twin, and the gateway placed before reverse_proxy
 // with no order option.
 func TestAdaptShowsJSON(t *testing.T) {
 	input := `:8080 {
@@ -187,6 +198,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 		channel_types        E C
 		period_codes         T L7D
 		drop_backend_headers Link X-Page
+		drop_envelope_members page per_page next
 		link_header
 		openapi_path         /openapi.json
 	}
@@ -232,6 +244,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 		"channel_types": ["E", "C"],
 		"period_codes": ["T", "L7D"],
 		"drop_backend_headers": ["Link", "X-Page"],
+		"drop_envelope_members": ["page", "per_page", "next"],
 		"link_header": true,
 		"openapi_path": "/openapi.json"
 	}`, string(gw))
@@ -316,4 +329,36 @@ func mustConfig(t *testing.T, raw []byte) *caddy.Config {
 	var cfg caddy.Config
 	require.NoError(t, json.Unmarshal(raw, &cfg))
 	return &cfg
+}
+
+// TestDropEnvelopeMembersDefault: by default the common paging names and
+// the backend's own paging names are dropped, never the member that holds
+// the records; a list given replaces the default, and an empty JSON list
+// drops nothing.
+func TestDropEnvelopeMembersDefault(t *testing.T) {
+	provision := func(g *Gateway) *Gateway {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+		t.Cleanup(cancel)
+		require.NoError(t, g.Provision(ctx))
+		return g
+	}
+	g := provision(&Gateway{RecordsPath: "data"})
+	for _, name := range []string{"page", "per_page", "perPage", "page_size", "pageSize", "offset", "limit", "total_pages", "totalPages",
+		"next", "next_page", "nextPage", "prev", "previous", "prev_page", "prevPage", "_page", "_perPage"} {
+		assert.True(t, g.dropMembers[name], name)
+	}
+	for _, name := range []string{"data", "total", "totalItems", "count", "Page"} {
+		assert.False(t, g.dropMembers[name], name)
+	}
+
+	g = provision(&Gateway{RecordsPath: "items", BackendOffsetParam: "start", BackendPerPageParam: "max"})
+	assert.True(t, g.dropMembers["start"])
+	assert.True(t, g.dropMembers["max"])
+	g = provision(&Gateway{RecordsPath: "next.items"})
+	assert.False(t, g.dropMembers["next"], "the member holding the records is never a default")
+
+	g = provision(&Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{"cursor"}})
+	assert.Equal(t, legacy.Members{"cursor": true}, g.dropMembers)
+	g = provision(&Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{}})
+	assert.Empty(t, g.dropMembers)
 }

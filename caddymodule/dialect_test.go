@@ -289,6 +289,9 @@ func FuzzParsePageQueryDialect(f *testing.F) {
 				if name := backendName(k); slices.Contains(s.owned, name) {
 					t.Fatalf("%+v: forwarded %q, which a backend may read as %q, from %q", s.g.dialect, k, name, raw)
 				}
+				if _, err := url.ParseQuery(pair); err != nil {
+					t.Fatalf("%+v: forwarded %q, which a backend's parser would drop (%v), from %q", s.g.dialect, pair, err, raw)
+				}
 			}
 		}
 	})

@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -82,6 +84,19 @@ var defaultDropBackendHeaders = []string{
 	"Content-Range",
 }
 
+// defaultDropEnvelopeMembers are the envelope members that describe the
+// backend's window rather than the list, in the spellings common backends
+// use (Laravel's per_page and next_page_url are not exhaustive: a backend
+// with others needs drop_envelope_members). The configured backend paging
+// names (backend_page_param and the like) join them by default. Counts of
+// the whole list (total, totalItems, count) stay: they are true of any
+// page.
+var defaultDropEnvelopeMembers = []string{
+	"page", "per_page", "perPage", "page_size", "pageSize",
+	"offset", "limit", "total_pages", "totalPages",
+	"next", "next_page", "nextPage", "prev", "previous", "prev_page", "prevPage",
+}
+
 // defaultCursorEndpoints are the spec's four cursor-paged lists.
 var defaultCursorEndpoints = []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"}
 
@@ -130,6 +145,16 @@ type Gateway struct {
 	// Default: defaultDropBackendHeaders. Counts of the whole list, such as
 	// X-Total-Count, are not in it: they stay true of the gateway's list.
 	DropBackendHeaders []string `json:"drop_backend_headers,omitempty"`
+	// DropEnvelopeMembers names the top-level members of a backend
+	// envelope (records_path set) that describe the backend's window (its
+	// page number, page size, offset, limit, page count, next/previous
+	// links): a page the gateway composes is another window, so they are
+	// left out of it. Default: defaultDropEnvelopeMembers and the backend
+	// paging names of backend_page_param, backend_per_page_param and
+	// backend_offset_param. Names compare exactly, case included. The
+	// member that holds the records is always kept; members nested
+	// inside it (data.page beside data.items) are not looked at.
+	DropEnvelopeMembers []string `json:"drop_envelope_members,omitempty"`
 	// LinkHeader adds `Link: <...>; rel="next"` (RFC 8288) beside
 	// next_page_cursor, for generic HTTP tooling. Off by default, so that
 	// answers stay as API clients of the help-desk API know them.
@@ -179,6 +204,7 @@ type Gateway struct {
 	backendOnly []string        // the dialect's names that are not the clients' as well
 	shadowNames []string        // the names parameters must not pass for; see shadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
+	dropMembers legacy.Members  // DropEnvelopeMembers
 	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
 	windows     *translate.WindowStore // read-ahead windows; stores nothing when off
@@ -269,6 +295,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	for _, name := range g.DropBackendHeaders {
 		g.dropHeaders[http.CanonicalHeaderKey(name)] = true
 	}
+	g.dropMembers = make(legacy.Members, len(g.DropEnvelopeMembers))
+	for _, name := range g.DropEnvelopeMembers {
+		g.dropMembers[name] = true
+	}
 	g.exposed = []string{nextPageCursor}
 	if g.LinkHeader {
 		g.exposed = append(g.exposed, "Link")
@@ -349,6 +379,16 @@ func (g *Gateway) setDefaults() {
 		g.ReadaheadTTL = &ttl
 	}
 	setDefault(&g.ReadaheadMemory, defaultReadaheadMemory)
+	if g.DropEnvelopeMembers == nil {
+		// The member that holds the records is never one of them.
+		holder, _, _ := strings.Cut(g.RecordsPath, ".")
+		g.DropEnvelopeMembers = []string{}
+		for _, name := range slices.Concat(defaultDropEnvelopeMembers, g.backendDialect().Params()) {
+			if name != holder && !slices.Contains(g.DropEnvelopeMembers, name) {
+				g.DropEnvelopeMembers = append(g.DropEnvelopeMembers, name)
+			}
+		}
+	}
 }
 
 // filterConfig is the configuration of the gateway's filter validator.
@@ -402,6 +442,9 @@ func (g *Gateway) Validate() error {
 			return fmt.Errorf("drop_backend_headers: %q is not a header name", name)
 		}
 	}
+	if err := checkEnvelopeMembers(g.DropEnvelopeMembers, g.RecordsPath); err != nil {
+		return err
+	}
 	if _, err := translate.ParseOrder(g.IDOrder); err != nil {
 		return fmt.Errorf("id_order: %v", err)
 	}
@@ -438,6 +481,22 @@ func (g *Gateway) Validate() error {
 	}
 	if err := g.checkDialect(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkEnvelopeMembers refuses a drop_envelope_members name that is
+// empty or not UTF-8 (no JSON member is named so), and the records
+// path's own first member, which holds the records.
+func checkEnvelopeMembers(names []string, recordsPath string) error {
+	first, _, _ := strings.Cut(recordsPath, ".")
+	for _, name := range names {
+		switch {
+		case name == "" || !utf8.ValidString(name):
+			return fmt.Errorf("drop_envelope_members: %q is not a member name", name)
+		case name == first:
+			return fmt.Errorf("drop_envelope_members: %q holds the records (records_path %q); it is never dropped, so leave it out", name, recordsPath)
+		}
 	}
 	return nil
 }

@@ -205,17 +205,18 @@ http://:0 {
 `, srv.URL)
 	// The client's parameters as sent: a space as %20, a flag without a
 	// value, and bytes a server takes in a query but a Link cannot hold.
-	const extra = `x=a%20b&flag&q="<i>"&pct=100%`
+	// (A stray '%' is refused with 400: TestMalformedPercentEncodingIsRefused.)
+	const extra = `x=a%20b&flag&q="<i>"`
 	first, err := url.Parse(c.URL + "/v3/calls?" + extra + "&_perPage=10")
 	require.NoError(t, err)
 	a := get(t, first.String())
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
-	assert.Equal(t, []string{`</v3/calls?x=a%20b&flag&q=%22%3Ci%3E%22&pct=100%25&_perPage=10&_cursor=` +
+	assert.Equal(t, []string{`</v3/calls?x=a%20b&flag&q=%22%3Ci%3E%22&_perPage=10&_cursor=` +
 		url.QueryEscape(exactCursor(all[9])) + `>; rel="next"`}, a.header.Values("Link"),
 		"the path the client asked for, before Caddy's rewrite")
 	reqs := rec.requests()
 	require.NotEmpty(t, reqs)
-	assert.Contains(t, reqs[len(reqs)-1].URL.RawQuery, `x=a%20b&flag&q="<i>"&pct=100%`, "the backend gets the client's bytes")
+	assert.Contains(t, reqs[len(reqs)-1].URL.RawQuery, extra, "the backend gets the client's bytes")
 
 	// A generic client: follow rel="next", resolved against the request.
 	var ids []string

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -130,7 +131,7 @@ func TestKeysetFormsNumericAndLexicalUnderChurn(t *testing.T) {
 				for _, perPage := range []int{7, 49, 60} {
 					walk := walkKeyset(t, c.URL, perPage, envelope)
 					b.mu.Lock()
-					deleted := maps(b.deleted)
+					deleted := maps.Clone(b.deleted)
 					b.mu.Unlock()
 					assertExactWalk(t, order, initial, walk, deleted)
 				}
@@ -145,14 +146,6 @@ func TestKeysetFormsNumericAndLexicalUnderChurn(t *testing.T) {
 			})
 		}
 	}
-}
-
-func maps(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // TestKeysetMisreadingBackends: a backend that ignores the condition

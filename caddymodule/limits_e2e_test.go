@@ -62,6 +62,7 @@ func TestClientInputLimits(t *testing.T) {
 		{"perPage above max_per_page", "/calls?_perPage=101", "from 1 to 100"},
 		{"perPage huge", "/calls?_perPage=" + strings.Repeat("9", 40), "from 1 to 100"},
 		{"page huge", "/calls?_page=" + strings.Repeat("9", 40), "_page must be"},
+		{"page past its bound", "/calls?_perPage=1&_page=1099511627777", "_page must be a whole number from 1 to 1099511627776,"},
 		{"filters too long", "/tickets?_filters=" + url.QueryEscape(`{"subject":"`+strings.Repeat("x", 120)+`"}`), "_filters"},
 		{"too many filters", "/tickets?_filters=" + url.QueryEscape(`[["status","E","C"],["status","E","L"],["status","E","R"]]`), "_filters"},
 	} {
@@ -73,6 +74,16 @@ func TestClientInputLimits(t *testing.T) {
 			assert.Empty(t, f.seen(), "the backend must not be called")
 		})
 	}
+
+	t.Run("a _page inside its stated bound is served", func(t *testing.T) {
+		for _, page := range []string{"1000000000000", "1099511627776"} {
+			f.arm(0, nil)
+			a := get(t, c.URL+"/calls?_perPage=1&_page="+page)
+			require.Equal(t, http.StatusOK, a.status, string(a.body))
+			assert.Empty(t, a.ids(t), "past the list's end")
+			assert.Empty(t, a.header.Get("next_page_cursor"))
+		}
+	})
 
 	t.Run("limits leave normal requests alone", func(t *testing.T) {
 		f.arm(0, nil)

@@ -22,11 +22,11 @@ import (
 // next page), listed for browsers in Access-Control-Expose-Headers.
 func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Header, q pageQuery, cursor string) {
 	for k, v := range backend {
-		if !g.dropHeaders[http.CanonicalHeaderKey(k)] {
+		if !g.dropHeaders[http.CanonicalHeaderKey(k)] && !strings.HasPrefix(k, http.TrailerPrefix) {
 			h[k] = v // replace, never add: one set of headers whatever the calls
 		}
 	}
-	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Etag", "Last-Modified"} {
+	for _, k := range answerHeaders {
 		h.Del(k)
 	}
 	if cursor != "" {
@@ -38,6 +38,20 @@ func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Heade
 	}
 	exposeToBrowsers(h, r, g.exposed)
 }
+
+// answerHeaders describe the backend answer a page starts in, not the
+// page, and never reach a composed page, whatever drop_backend_headers
+// says: its length and encoding; its trailers' announcement (the capture
+// keeps the trailers themselves apart, and they are not the page's); its
+// Accept-Ranges (the gateway serves no ranges of a page); and its
+// validators, ETag and Last-Modified, which name the backend's window. A
+// composed page carries no validator, so the gateway never has to answer
+// a conditional request (If-None-Match, If-Modified-Since, ...) for it:
+// such a request gets the page, 200, as from a server without
+// validators. Were a page ever to carry one, the gateway would have to
+// evaluate the client's conditionals against it itself, since the window
+// calls never carry them (clientValidators).
+var answerHeaders = []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Accept-Ranges", "Etag", "Last-Modified"}
 
 // exposeToBrowsers lists names in Access-Control-Expose-Headers when a
 // browser's script may read the answer cross-origin: without that, fetch

@@ -49,6 +49,9 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 		if strings.Contains(pair, ";") {
 			return q, badQuery("the query contains ';': separate parameters with '&' and encode ';' in values as %%3B")
 		}
+		if err := checkPairEncoding(pair); err != nil {
+			return q, err
+		}
 		rawKey, rawValue, _ := strings.Cut(pair, "=")
 		key, err := url.QueryUnescape(rawKey)
 		if err != nil {
@@ -132,12 +135,46 @@ func (g *Gateway) parsePageQuery(raw string) (pageQuery, error) {
 	return q, nil
 }
 
+// checkPairEncoding refuses a query pair (name=value, as sent) whose name
+// or value is not valid percent-encoding: a '%' not followed by two hex
+// digits. Go's, PHP's and many frameworks' query parsers drop such a pair
+// in silence, so a _filters or a search the client sent would vanish on
+// its way to the backend and the client would walk a list it did not ask
+// for. The message quotes the pair, cut to a readable length, so the
+// client can find it; a '%' meant literally is sent as %25.
+func checkPairEncoding(pair string) error {
+	for i := 0; ; i += 3 {
+		j := strings.IndexByte(pair[i:], '%')
+		if j < 0 {
+			return nil
+		}
+		if i += j; i+2 >= len(pair) || !isHex(pair[i+1]) || !isHex(pair[i+2]) {
+			return badQuery("the query pair %.60q is not valid percent-encoding: a %% must start %%XX with two hex digits; send a literal %% as %%25", pair)
+		}
+	}
+}
+
+// checkQueryEncoding is checkPairEncoding for each pair of a raw query.
+func checkQueryEncoding(raw string) error {
+	if strings.IndexByte(raw, '%') < 0 {
+		return nil
+	}
+	for pair := range strings.SplitSeq(raw, "&") {
+		if err := checkPairEncoding(pair); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // maxPage bounds _page * _perPage so offsets never overflow.
 const maxPage = min(1<<40, math.MaxInt) // 2^40, or less where int is 32 bits
 
-// wholeNumber parses digits only: no sign, no spaces, at most 12 digits.
+// wholeNumber parses digits only: no sign, no spaces, and no more than an
+// int holds (maxPage, 2^40, has 13 digits; leading zeros count). The
+// callers hold the number to their own bounds.
 func wholeNumber(s string) (int, bool) {
-	if s == "" || len(s) > 12 || strings.TrimLeft(s, "0123456789") != "" {
+	if s == "" || len(s) > 19 || strings.TrimLeft(s, "0123456789") != "" {
 		return 0, false
 	}
 	n, err := strconv.Atoi(s)

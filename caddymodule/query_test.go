@@ -38,9 +38,26 @@ func TestParsePageQuery(t *testing.T) {
 		{raw: "_perPage=+5", wantErr: "_perPage must be"},
 		{raw: "_perPage=5.0", wantErr: "_perPage must be"},
 		{raw: "_perPage=99999999999999999999", wantErr: "_perPage must be"},
-		{raw: "_page=999999999999", wantErr: "_page must be"},
+		{raw: "_page=999999999999", wantErr: "_page must be a whole number from 1 to 109951162777,"},
+		// _page's bound and its message agree: _page × _perPage ≤ 2^40
+		{raw: "_page=1000000000000&_perPage=1", want: pageQuery{perPage: 1, page: 1000000000000}},
+		{raw: "_page=1099511627776&_perPage=1", want: pageQuery{perPage: 1, page: 1 << 40}},
+		{raw: "_page=01099511627776&_perPage=1", want: pageQuery{perPage: 1, page: 1 << 40}},
+		{raw: "_page=1099511627777&_perPage=1", wantErr: "_page must be a whole number from 1 to 1099511627776,"},
+		{raw: "_page=109951162777&_perPage=10", want: pageQuery{perPage: 10, page: 109951162777}},
+		{raw: "_page=109951162778&_perPage=10", wantErr: "from 1 to 109951162777,"},
+		{raw: "_page=99999999999999999999&_perPage=1", wantErr: "from 1 to 1099511627776,"},
+		{raw: "_perPage=0000000000000000001", want: pageQuery{perPage: 1}},
 		{raw: "a%zz=1", wantErr: "percent-encoding"},
 		{raw: "_cursor=%zz", wantErr: "percent-encoding"},
+		// a pair a backend's parser would drop in silence: refused, named
+		{raw: "_perPage=5&_filters=%7B%22type%22%3A%22I%22%7D%ZZ", wantErr: `pair "_filters=%7B%22type%22%3A%22I%22%7D%ZZ" is not valid percent-encoding`},
+		{raw: "search=50%%20off", wantErr: `pair "search=50%%20off"`},
+		{raw: "search=50%", wantErr: `pair "search=50%"`},
+		{raw: "search=50%2", wantErr: `pair "search=50%2"`},
+		{raw: "a=1&b=%G1", wantErr: `pair "b=%G1"`},
+		{raw: "a%2=1", wantErr: "percent-encoding"},
+		{raw: "search=50%25%20off&x=%e2%82%ac", want: pageQuery{perPage: 10, forward: "search=50%25%20off&x=%e2%82%ac"}},
 		{raw: "a=1;b=2", wantErr: "';'"},
 		{raw: "_cursor=", wantErr: "_cursor is empty"},
 		{raw: "x=" + strings.Repeat("a", 600), wantErr: "longer than 512 bytes"},
@@ -146,10 +163,13 @@ func FuzzParsePageQuery(f *testing.F) {
 			t.Fatalf("page and cursor both set from %q", raw)
 		}
 		for pair := range strings.SplitSeq(q.forward, "&") {
-			k, _, _ := strings.Cut(pair, "=")
+			k, v, _ := strings.Cut(pair, "=")
 			key, err := url.QueryUnescape(k)
 			if err != nil {
 				t.Fatalf("forwarded a bad key %q", k)
+			}
+			if _, err := url.QueryUnescape(v); err != nil {
+				t.Fatalf("forwarded %q, whose value a backend's parser would drop, from %q", pair, raw)
 			}
 			switch key {
 			case "_cursor", "_page", "_perPage", "_sortField", "_sortDir":
@@ -161,4 +181,34 @@ func FuzzParsePageQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCheckQueryEncoding: every pair of a query is valid percent-encoding,
+// as a backend's parser needs to keep it, or the pair is named.
+func TestCheckQueryEncoding(t *testing.T) {
+	for _, tc := range []struct{ raw, wantPair string }{
+		{raw: ""},
+		{raw: "a=1&b=2"},
+		{raw: "a=%41&b=%e2%82%AC&c=%25"},
+		{raw: "_filters=%7B%7D%ZZ", wantPair: `"_filters=%7B%7D%ZZ"`},
+		{raw: "ok=1&search=50%", wantPair: `"search=50%"`},
+		{raw: "search=50%%20off&z=1", wantPair: `"search=50%%20off"`},
+		{raw: "%=1", wantPair: `"%=1"`},
+		{raw: "a=%4", wantPair: `"a=%4"`},
+		{raw: "a=%x1", wantPair: `"a=%x1"`},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			err := checkQueryEncoding(tc.raw)
+			_, parseErr := url.ParseQuery(tc.raw)
+			if tc.wantPair == "" {
+				require.NoError(t, err)
+				require.NoError(t, parseErr, "Go's parser keeps every pair")
+				return
+			}
+			var qe *queryError
+			require.ErrorAs(t, err, &qe)
+			assert.Contains(t, err.Error(), "the query pair "+tc.wantPair+" is not valid percent-encoding")
+			assert.Error(t, parseErr, "Go's parser would drop the pair")
+		})
+	}
 }

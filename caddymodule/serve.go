@@ -60,6 +60,9 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	if len(r.URL.RawQuery) > g.MaxQueryLength {
 		return reject("query", fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
 	}
+	if err := checkQueryEncoding(r.URL.RawQuery); err != nil {
+		return reject("query", err.Error())
+	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return reject("query", "the query is not valid: "+err.Error())
@@ -138,7 +141,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	outcome = outcomeOK
 	ep.m.ok.Inc()
 	ep.counts.add(pg)
-	if req.After != "" {
+	if req.After != "" && pg.Stored == nil && !pg.Keyset { // the index was asked
 		if pg.IndexHit {
 			ep.m.hit.Inc()
 		} else {
@@ -162,8 +165,16 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	h := w.Header()
 	g.pageHeaders(h, r, header, q, cursor)
 	// Most pages are a run of one bare-array answer's records, written
-	// from the answer's own bytes; others are composed in a buffer.
-	out, ok := body.PageInPlace(pg.Records)
+	// from the answer's own bytes; others, and pages of an answer that
+	// other requests read too (a read-ahead window), are composed in a
+	// buffer.
+	var (
+		out []byte
+		ok  bool
+	)
+	if !f.shared(pg) {
+		out, ok = body.PageInPlace(pg.Records)
+	}
 	if !ok {
 		buf := pageBuffer(body.PageSize(pg.Records))
 		defer putPageBuffer(buf)
@@ -243,9 +254,16 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 		for k, v := range se.answer.header {
 			h[k] = v
 		}
-		h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		if len(se.answer.trailer) == 0 {
+			h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
+		} else {
+			h.Del("Content-Length") // chunked, so that the trailers go too
+		}
 		w.WriteHeader(se.answer.status)
 		_, _ = w.Write(se.answer.body)
+		for k, v := range se.answer.trailer {
+			h[k] = v // sent as trailers: declared in Trailer, or prefixed
+		}
 		return outcomeBackend
 	case errors.As(err, &ue):
 		g.logger.Warn("backend unreachable",

@@ -14,15 +14,31 @@ import (
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
+// clientValidators are the request headers that make an answer
+// conditional or partial: the client's validators and ranges. They
+// describe the client's page (which the gateway composes), not the
+// gateway's windows, so a window call never carries them: a backend that
+// honours them would answer 304 (no body to cut a page from) or 206 (a
+// piece of its JSON), and the client would get a 304 for a page the
+// gateway composed, or a 502. Requests the gateway does not own keep
+// them, as every other header. Canonical names, as in http.Header.
+var clientValidators = []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"}
+
 // capture is the writer of one sub-request. It has a header map of its own:
 // caddyhttp.NewResponseRecorder would write the backend's headers into the
 // client's map, once per call, and leak them into the client's response.
+//
+// Once the status is written, Header returns a map of its own, trailer:
+// what a handler adds to the header map after that is the answer's
+// trailers (reverse_proxy copies the backend's trailers so), and must not
+// become headers of a page.
 type capture struct {
-	header http.Header
-	status int
-	body   []byte
-	limit  int64
-	over   bool // the body went past limit
+	header  http.Header
+	trailer http.Header // made when a trailer comes
+	status  int
+	body    []byte
+	limit   int64
+	over    bool // the body went past limit
 }
 
 // newCapture returns a capture that appends the body to buf.
@@ -30,7 +46,15 @@ func newCapture(limit int64, buf []byte) *capture {
 	return &capture{header: make(http.Header), limit: limit, body: buf}
 }
 
-func (c *capture) Header() http.Header { return c.header }
+func (c *capture) Header() http.Header {
+	if c.status == 0 {
+		return c.header
+	}
+	if c.trailer == nil {
+		c.trailer = make(http.Header)
+	}
+	return c.trailer
+}
 
 func (c *capture) WriteHeader(status int) {
 	if c.status == 0 && status >= 200 {
@@ -97,6 +121,11 @@ type fetcher struct {
 	// what a page in flight keeps of its backend answers.
 	held, peak int
 
+	// kept is one more than the call whose answer Keep handed to a
+	// read-ahead window, or 0: that answer's bytes are shared from then
+	// on, and a page is never written into them (see shared).
+	kept int
+
 	// room backs the slices above for the first calls: a sequential walk
 	// makes one call a page, and four slices grown from nil were four
 	// allocations on every page (see useRoom).
@@ -155,6 +184,9 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	req.RequestURI = requestURI
 	req.Body = http.NoBody
 	req.ContentLength = 0
+	for _, name := range clientValidators {
+		delete(req.Header, name)
+	}
 	// The body is parsed here; Caddy's encode compresses the client's answer.
 	// The clone's values are its own copies, so a client's one value is
 	// overwritten in place, without a new slice.
@@ -187,7 +219,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		return translate.Batch{}, &statusError{answer}
 	}
 	body := &buf.body
-	if err := body.Parse(answer.body, f.g.RecordsPath, f.g.IDField); err != nil {
+	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, f.g.dropMembers); err != nil {
 		return translate.Batch{}, err
 	}
 	f.bodies = append(f.bodies, body)

@@ -79,3 +79,57 @@ func TestSubrequestURI(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowCallsCarryNoValidators: a window call carries none of the
+// client's validators or ranges, whatever their spelling in the client's
+// request; every other header goes as it came, and the client's request
+// keeps them all.
+func TestWindowCallsCarryNoValidators(t *testing.T) {
+	var got http.Header
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		got = r.Header
+		_, err := w.Write([]byte(`[{"id":1}]`))
+		return err
+	})
+	r := httptest.NewRequest(http.MethodGet, "/calls", nil)
+	for _, name := range clientValidators {
+		r.Header[name] = []string{"client's " + name}
+	}
+	r.Header.Set("Authorization", "Bearer k")
+	r.Header.Set("X-Api-Key", "k")
+	before := r.Header.Clone()
+	g := &Gateway{IDField: "id", MaxBodySize: 1 << 20, BackendSort: defaultBackendSort}
+	f := &fetcher{g: g, r: r, next: next}
+	defer f.release()
+	_, err := f.Fetch(t.Context(), translate.Window{Start: 0, Size: 2})
+	require.NoError(t, err)
+	for _, name := range []string{"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"} {
+		assert.NotContains(t, got, name)
+		assert.Equal(t, before[name], r.Header[name], "the client's request keeps %s", name)
+	}
+	assert.Equal(t, "Bearer k", got.Get("Authorization"))
+	assert.Equal(t, "k", got.Get("X-Api-Key"))
+	assert.Equal(t, "identity", got.Get("Accept-Encoding"))
+}
+
+// TestCaptureKeepsTrailersApart: what a handler adds to the header map
+// after the status (reverse_proxy's copy of the backend's trailers) is
+// kept apart from the answer's headers, so no trailer becomes a header of
+// a page.
+func TestCaptureKeepsTrailersApart(t *testing.T) {
+	c := newCapture(1024, nil)
+	c.Header().Set("Content-Type", "application/json")
+	c.Header().Add("Trailer", "X-Checksum")
+	c.WriteHeader(http.StatusOK)
+	_, err := c.Write([]byte(`[]`))
+	require.NoError(t, err)
+	c.Header().Set("X-Checksum", "abc")
+	c.Header().Add(http.TrailerPrefix+"X-Late", "late")
+	assert.Equal(t, http.Header{"Content-Type": {"application/json"}, "Trailer": {"X-Checksum"}}, c.header)
+	assert.Equal(t, http.Header{"X-Checksum": {"abc"}, "Trailer:X-Late": {"late"}}, c.trailer)
+
+	g := &Gateway{dropHeaders: map[string]bool{}}
+	page := http.Header{}
+	g.pageHeaders(page, httptest.NewRequest(http.MethodGet, "/calls", nil), c.header, pageQuery{perPage: 10}, "")
+	assert.Equal(t, http.Header{"Content-Type": {"application/json"}}, page, "no trailer, nor its announcement")
+}

@@ -16,6 +16,7 @@ type Body struct {
 	raw        []byte
 	arrayStart int // span of the records array in raw
 	arrayEnd   int
+	cuts       []span // envelope members a page leaves out, ascending; see Members
 
 	IDs     []string // ids as text: a string id unquoted, a number as written
 	Records [][]byte
@@ -49,7 +50,16 @@ func ParseBody(raw []byte, recordsPath, idField string) (*Body, error) {
 // id is at a plain key of each record, as is usual; other gjson paths cost
 // a pass more.
 func (b *Body) Parse(raw []byte, recordsPath, idField string) error {
-	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0], scan: scanner{data: raw, stack: b.scan.stack[:0], keys: b.scan.keys[:0]}}
+	return b.ParseWithout(raw, recordsPath, idField, nil)
+}
+
+// ParseWithout is Parse for a body whose envelope members named in drop
+// (the backend's paging members: page, per_page, next, ...) are left out
+// of the pages AppendPage writes. It costs a lookup per top-level member
+// of an envelope, nothing for a bare array; a records path the scan does
+// not follow itself (data.items) costs a pass over the top level more.
+func (b *Body) ParseWithout(raw []byte, recordsPath, idField string, drop Members) error {
+	*b = Body{raw: raw, IDs: b.IDs[:0], Records: b.Records[:0], cuts: b.cuts[:0], scan: scanner{data: raw, stack: b.scan.stack[:0], keys: b.scan.keys[:0]}}
 	s := &b.scan
 	i := s.space(0)
 	var err error
@@ -59,9 +69,13 @@ func (b *Body) Parse(raw []byte, recordsPath, idField string) error {
 		i, err = b.records(s, i, idField)
 		b.arrayEnd = i
 	case simpleKey(recordsPath) && i < len(raw) && raw[i] == '{':
-		i, err = b.envelope(s, i, recordsPath, idField)
+		i, err = b.envelope(s, i, recordsPath, idField, drop)
 	default:
-		return b.parseByPath(s, recordsPath, idField)
+		if err := b.parseByPath(s, recordsPath, idField); err != nil {
+			return err
+		}
+		b.cutMembers(drop)
+		return nil
 	}
 	if err == nil && s.space(i) != len(raw) {
 		err = errNotJSON
@@ -78,7 +92,7 @@ func (b *Body) Parse(raw []byte, recordsPath, idField string) error {
 		if err == errNotJSON && s.deep {
 			return &BodyError{fmt.Sprintf("the body nests deeper than %d levels", maxDepth)}
 		}
-		b.IDs, b.Records = b.IDs[:0], b.Records[:0]
+		b.IDs, b.Records, b.cuts = b.IDs[:0], b.Records[:0], b.cuts[:0]
 		return err
 	}
 	return nil
@@ -88,8 +102,10 @@ var errNotJSON = &BodyError{"the body is not JSON"}
 
 // envelope scans the object at i, whose member named key holds the
 // records. gjson takes the first member of that name, and so does this.
-func (b *Body) envelope(s *scanner, i int, key, idField string) (int, error) {
+// The other members named in drop are recorded as cuts.
+func (b *Body) envelope(s *scanner, i int, key, idField string, drop Members) (int, error) {
 	found := false
+	c := newCutter(&b.cuts)
 	if !s.enter() {
 		return i, errNotJSON
 	}
@@ -107,6 +123,7 @@ func (b *Body) envelope(s *scanner, i int, key, idField string) (int, error) {
 			return i, errNotJSON
 		}
 		match := !found && keyIs(s.data[keyAt:i], escaped, key)
+		cut := !match && drop.dropped(s.data[keyAt:i], escaped)
 		if i = s.space(i); i >= len(s.data) || s.data[i] != ':' {
 			return i, errNotJSON
 		}
@@ -125,6 +142,7 @@ func (b *Body) envelope(s *scanner, i int, key, idField string) (int, error) {
 		} else if i, ok = s.value(i); !ok {
 			return i, errNotJSON
 		}
+		c.member(keyAt, i, cut)
 		if i, end, ok = s.next(i, '}'); !ok {
 			return i, errNotJSON
 		}
@@ -132,6 +150,7 @@ func (b *Body) envelope(s *scanner, i int, key, idField string) (int, error) {
 			if !found {
 				return i, notAnArray(key)
 			}
+			c.end()
 			s.depth--
 			return i, nil
 		}
@@ -281,9 +300,10 @@ func keyIs(raw []byte, escaped bool, key string) bool {
 }
 
 // AppendPage appends to dst the body with its records array replaced by
-// records, keeping everything around the array as the backend sent it.
+// records, keeping everything around the array as the backend sent it but
+// the envelope members ParseWithout was told to drop.
 func (b *Body) AppendPage(dst []byte, records [][]byte) []byte {
-	dst = append(dst, b.raw[:b.arrayStart]...)
+	dst = b.appendKept(dst, 0, b.arrayStart)
 	dst = append(dst, '[')
 	for i, r := range records {
 		if i > 0 {
@@ -292,13 +312,13 @@ func (b *Body) AppendPage(dst []byte, records [][]byte) []byte {
 		dst = append(dst, r...)
 	}
 	dst = append(dst, ']')
-	return append(dst, b.raw[b.arrayEnd:]...)
+	return b.appendKept(dst, b.arrayEnd, len(b.raw))
 }
 
 // PageSize returns the length of AppendPage's output for records, so that
 // the caller can size its buffer once.
 func (b *Body) PageSize(records [][]byte) int {
-	n := len(b.raw) - (b.arrayEnd - b.arrayStart) + 2 + max(len(records)-1, 0)
+	n := len(b.raw) - (b.arrayEnd - b.arrayStart) + 2 + max(len(records)-1, 0) - b.cutBytes()
 	for _, r := range records {
 		n += len(r)
 	}

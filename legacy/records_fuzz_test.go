@@ -31,6 +31,11 @@ func FuzzParseBody(f *testing.F) {
 		{`[[[[[[[[]]]]]]]]`, "", "id"},
 		{`{"data":{"id":1}}`, "data", "id"},
 		{`[{"x":{"id":1},"id":"02"}] `, "", "id"},
+		{`{"page":2,"data":[{"id":1}],"next":"n","total":3}`, "data", "id"},
+		{` { "page" : 2 , "per_page":1, "data" : [ {"id":1} ] , "next" : null , "x":[] } `, "data", "id"},
+		{`{"p\u0061ge":2,"result":{"page":1,"items":[{"id":1}]},"next":{}}`, "result.items", "id"},
+		{`{"next":{"items":[{"id":1}]},"page":[1]}`, "next.items", "id"},
+		{`{"data":[{"id":1}],"page":1,"data":[{"id":2}],"":0}`, "data", "id"},
 	} {
 		f.Add([]byte(seed.body), seed.path, seed.id)
 	}
@@ -56,6 +61,7 @@ func FuzzParseBody(f *testing.F) {
 		assert.Equal(t, want.IDs, got.IDs)
 		assert.Equal(t, want.Records, got.Records)
 		assert.Equal(t, string(want.AppendPage(nil, want.Records)), string(got.AppendPage(nil, got.Records)))
+		checkDropped(t, body, path, idField, got)
 		// A page cut out of the answer itself is AppendPage's page.
 		for _, from := range []int{0, len(want.Records) / 2} {
 			mine, err := ParseBody(bytes.Clone(body), path, idField)
@@ -132,4 +138,52 @@ func TestParseReusesRoom(t *testing.T) {
 	require.Error(t, b.Parse([]byte(`[{"id":1},{"id":{}}]`), "", "id"))
 	assert.Empty(t, b.IDs)
 	assert.Empty(t, b.Records)
+}
+
+// fuzzDrop names the members FuzzParseBody drops: paging names, a name a
+// records path often has, and the empty name.
+var fuzzDrop = Members{"page": true, "per_page": true, "next": true, "x": true, "data": true, "": true}
+
+// checkDropped parses body again without fuzzDrop's members and checks
+// the page against gjson's reading of the envelope: the same records, a
+// valid JSON page, and the envelope's top-level members but those
+// dropped, in order, each as it came; the member that holds the records
+// is never dropped.
+func checkDropped(t *testing.T, body []byte, path, idField string, plain *Body) {
+	var b Body
+	require.NoError(t, b.ParseWithout(bytes.Clone(body), path, idField, fuzzDrop))
+	require.Equal(t, plain.IDs, b.IDs)
+	require.Equal(t, plain.Records, b.Records)
+	page := b.AppendPage(nil, b.Records)
+	require.Len(t, page, b.PageSize(b.Records))
+	require.True(t, gjson.ValidBytes(page), "%s", page)
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		require.Equal(t, string(plain.AppendPage(nil, plain.Records)), string(page))
+		return
+	}
+	type member struct{ name, raw string }
+	var want, have []member
+	holder := -1
+	root.ForEach(func(k, v gjson.Result) bool {
+		holds := v.Index <= plain.arrayStart && plain.arrayEnd <= v.Index+len(v.Raw)
+		if holds && holder < 0 {
+			holder = len(want)
+		} else if fuzzDrop[k.Str] {
+			return true
+		}
+		want = append(want, member{k.Str, v.Raw})
+		return true
+	})
+	gjson.ParseBytes(page).ForEach(func(k, v gjson.Result) bool {
+		have = append(have, member{k.Str, v.Raw})
+		return true
+	})
+	require.Len(t, have, len(want), "%s from %s", page, body)
+	for i := range want {
+		require.Equal(t, want[i].name, have[i].name, "%s from %s", page, body)
+		if i != holder {
+			require.Equal(t, want[i].raw, have[i].raw, "%s from %s", page, body)
+		}
+	}
 }

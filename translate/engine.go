@@ -285,8 +285,15 @@ func (e *Engine) check(b Batch, w Window) error {
 	}
 	for i, id := range b.IDs {
 		if err := e.Order.Check(id); err != nil {
-			return &BackendError{Window: w, Setting: "id_order", Reason: fmt.Sprintf(
-				"record %d: %v; set id_order lexical if the backend's ids are not whole numbers, or id_field if it names the wrong field", i, err)}
+			// Only a numeric id that is not a whole number would pass under
+			// the other id_order; an empty, overlong or (lexical) not UTF-8
+			// id fails under both, and only id_field can change that.
+			if e.Order == Numeric && id != "" && len(id) <= MaxIDLength {
+				return &BackendError{Window: w, Setting: "id_order", Reason: fmt.Sprintf(
+					"record %d: %v; set id_order lexical if the backend's ids are not whole numbers, or id_field if it names the wrong field", i, err)}
+			}
+			return &BackendError{Window: w, Setting: "id_field", Reason: fmt.Sprintf(
+				"record %d: %v; ids must be non-empty UTF-8 text of at most %d bytes under either id_order; set id_field if it names the wrong field", i, err, MaxIDLength)}
 		}
 		if i > 0 && e.Order.Compare(b.IDs[i-1], id) >= 0 {
 			return e.orderError(b.IDs, i, w)
@@ -305,12 +312,18 @@ func (e *Engine) orderError(ids []string, i int, w Window) error {
 		descending = descending && e.Order.Compare(ids[k-1], ids[k]) > 0
 	}
 	switch {
+	case e.Order == Numeric && a != b && e.Order.Compare(a, b) == 0:
+		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
+			" are the same number written two ways; set id_order lexical if the backend's ids are text, or id_field if it names the wrong field"}
 	case e.Order.Compare(a, b) == 0:
 		return &BackendError{Window: w, Setting: "id_field", Reason: pair +
 			" are the same id; id_field must name a field unique to each record"}
 	case e.Order == Numeric && sortedAs(Lexical, ids):
 		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
 			": the backend sorts ids as strings; set id_order lexical"}
+	case e.Order == Lexical && allWholeNumbers(ids) && sortedAs(Numeric, ids):
+		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
+			": the backend sorts ids as numbers; set id_order numeric"}
 	case descending:
 		return &BackendError{Window: w, Setting: "backend_sort", Reason: pair +
 			": the backend sorts ids descending; set backend_sort to its parameters for ascending ids"}

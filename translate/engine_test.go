@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -124,7 +125,15 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 		{"numbers sorted as strings", []string{"1", "10", "9"}, Numeric, "set id_order lexical", "id_order"},
 		{"duplicate", []string{"1", "1"}, Numeric, "id_field must name", "id_field"},
 		{"not a number", []string{"1", "x"}, Numeric, "not a whole number", "id_order"},
-		{"empty id", []string{""}, Lexical, "empty", "id_order"},
+		{"empty id", []string{""}, Lexical, "empty", "id_field"},
+		// Each hint names a setting that would change the outcome, given
+		// the one configured.
+		{"numbers sorted as numbers, lexical set", []string{"8", "9", "10"}, Lexical, "sorts ids as numbers; set id_order numeric", "id_order"},
+		{"not UTF-8, lexical set", []string{"a", "b\xff"}, Lexical, "not valid UTF-8", "id_field"},
+		{"text out of order, lexical set", []string{"a", "c", "b"}, Lexical, "ignores backend_sort", "backend_sort"},
+		{"one number two ways", []string{"1", "01"}, Numeric, "same number written two ways; set id_order lexical", "id_order"},
+		{"same text twice, lexical set", []string{"a", "a"}, Lexical, "id_field must name", "id_field"},
+		{"too long, numeric set", []string{strings.Repeat("7", MaxIDLength+1)}, Numeric, "set id_field", "id_field"},
 		{"too many", []string{"1", "2", "3", "4", "5", "6"}, Numeric, "6 records for a page of 4", "backend_max_per_page"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +144,12 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 			require.ErrorAs(t, err, &be)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, tc.setting, be.Setting)
+			if tc.order == Lexical || tc.setting != "id_order" {
+				assert.NotContains(t, err.Error(), "set id_order lexical", "moot: the setting changes nothing")
+			}
+			if tc.order == Numeric || tc.setting != "id_order" {
+				assert.NotContains(t, err.Error(), "set id_order numeric")
+			}
 			assert.Zero(t, e.Index.Len(), "a bad answer must not reach the index")
 		})
 	}

@@ -53,6 +53,17 @@ func (o Order) Check(id string) error {
 	return nil
 }
 
+// allWholeNumbers reports whether every id would pass Numeric's Check:
+// only then does a numeric order mean something for them.
+func allWholeNumbers(ids []string) bool {
+	for _, id := range ids {
+		if Numeric.Check(id) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // Compare returns -1, 0 or +1 as a sorts before, with or after b. Numeric
 // ids must have passed Check; they are compared without conversion, so ids
 // longer than any machine integer still order correctly.

@@ -20,6 +20,39 @@ func TestRedactQuery(t *testing.T) {
 	}
 }
 
+// TestRedactCredentialNames: each common credential name, as a name of
+// its own and inside a longer one, has its value replaced; names that
+// only look alike are kept, so that a failing query stays readable.
+func TestRedactCredentialNames(t *testing.T) {
+	for _, name := range []string{
+		"key", "apikey", "api_key", "X-Api-Key",
+		"token", "access_token", "refresh_token", "id_token",
+		"secret", "client_secret",
+		"password", "Password", "passwd", "pass", "user_pass", "pwd", "db_pwd",
+		"auth", "X-Auth", "authorization", "oauth_verifier",
+		"session", "sessionId", "sessid", "PHPSESSID",
+		"sid", "SID", "user_sid", "sessionSid", "sid[]",
+		"signature", "sig", "X-Amz-Signature",
+		"credential", "credentials", "cred", "creds",
+		"jwt", "JWT", "jwt_token",
+		"bearer", "bearer_token",
+		"cookie", "nonce", "otp", "totp", "assertion", "client_assertion",
+		"private", "private_data", "pw", "new_pw", "pin", "hmac",
+		"%70wd", "%6Awt", "%73id",
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := Query("status=open&" + name + "=s3cret&_page=2")
+			assert.Equal(t, "status=open&"+name+"=REDACTED&_page=2", got)
+			assert.NotContains(t, got, "s3cret")
+		})
+	}
+	for _, name := range []string{"status", "inside", "side", "footprint", "consider", "pinned_only", "spin", "opinion", "page", "_perPage", "sort", "filters", "_filters", "type"} {
+		t.Run("kept "+name, func(t *testing.T) {
+			assert.Equal(t, name+"=v&x=1", Query(name+"=v&x=1"))
+		})
+	}
+}
+
 func TestURL(t *testing.T) {
 	u, err := url.Parse("http://user:pw@127.0.0.1:8080/calls?apikey=s3cret&_perPage=10")
 	assert.NoError(t, err)
