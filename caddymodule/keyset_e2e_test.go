@@ -64,7 +64,8 @@ func (s keysetStyle) keysetParam() string { return s.paging.KeysetParams()[0] }
 // exact; every cursor page is asked by keyset, with no page number or
 // offset (the first page, and a page as large as the backend's limit
 // that must look one record past an answer, by page), and _page requests by the dialect's page; a
-// client sending the template's parameter gets 400.
+// client sending the template's parameter gets 400. Read-ahead is off, so
+// that every page is a call.
 func TestKeysetStylesServeEveryRecord(t *testing.T) {
 	for _, s := range keysetStyles {
 		t.Run(s.name, func(t *testing.T) {
@@ -73,7 +74,8 @@ func TestKeysetStylesServeEveryRecord(t *testing.T) {
 			rec := &recorder{next: b}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options), srv.URL)
+			// Read-ahead off: every page is a backend call, to be seen asked by keyset.
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl 0"), srv.URL)
 			all := strIDs(b.IDs("calls"))
 			pageIDs := s.pageIDs(t)
 			r := rand.New(rand.NewPCG(23, uint64(len(s.name))))
@@ -132,7 +134,8 @@ func TestKeysetStylesServeEveryRecord(t *testing.T) {
 // TestKeysetStylesUnderChurn: while records are inserted and deleted
 // right where each backend call looks (at the records above the cursor,
 // for a keyset call), concurrent walks in every form serve no record
-// twice and skip none that existed throughout.
+// twice and skip none that existed throughout, read-ahead on (the
+// default), so keyset windows are read ahead and kept too.
 func TestKeysetStylesUnderChurn(t *testing.T) {
 	for _, s := range keysetStyles {
 		t.Run(s.name, func(t *testing.T) {
@@ -180,15 +183,27 @@ func TestKeysetStylesUnderChurn(t *testing.T) {
 // cursor walks cost it through a real Caddy: one call per page (the
 // first page included), at most (p+1)/p records fetched per record
 // served, at most p+1 records stepped through per call at any depth, and
-// one call for a cold cursor anywhere in the list.
+// one call for a cold cursor anywhere in the list. Read-ahead is off for
+// these counts; TestKeysetCostWithReadahead counts the default.
 func TestKeysetCost(t *testing.T) {
 	const records = 5000
 	for _, perPage := range []int{10, 100} {
 		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
+			// The same walk asked by page, for comparison: every page steps
+			// through the records before it.
+			pb := reference.New(reference.Config{Seed: 25, Records: records})
+			psrv := httptest.NewServer(pb)
+			t.Cleanup(psrv.Close)
+			pc := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), psrv.URL)
+			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
+			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
+				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
+			pc.Stop(t) // one Caddy at a time
+
 			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`), srv.URL)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), srv.URL)
 			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
@@ -198,18 +213,7 @@ func TestKeysetCost(t *testing.T) {
 			assert.Equal(t, int64(pages), calls, "one call per page")
 			assert.LessOrEqual(t, float64(served)/records, (p+1)/p, "records fetched per record served")
 			assert.LessOrEqual(t, float64(stepped), float64(calls)*(p+1), "records stepped through per call")
-
-			// The same walk asked by page, for comparison: every page steps
-			// through the records before it.
-			pb := reference.New(reference.Config{Seed: 25, Records: records})
-			psrv := httptest.NewServer(pb)
-			t.Cleanup(psrv.Close)
-			pc := harness.Start(t, fmt.Sprintf(gatewaySite, ""), psrv.URL)
-			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
-			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
-				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
-			assert.Less(t, stepped, pb.Stepped("calls"))
-			pc.Stop(t)
+			assert.Less(t, stepped*10, pb.Stepped("calls"), "a tenth of what the _page walk steps through, or less")
 
 			// Cold cursors: a list identity the gateway has never seen (the
 			// backend ignores the extra parameter), anywhere in the list.
@@ -224,6 +228,29 @@ func TestKeysetCost(t *testing.T) {
 				assert.Equal(t, int64(1), b.Requests("calls")-before, "a cold cursor at %d costs one call", at)
 				assert.LessOrEqual(t, b.Stepped("calls")-beforeStepped, int64(perPage+1), "and p+1 records stepped through")
 			}
+		})
+	}
+}
+
+// TestKeysetCostWithReadahead counts the same walk with read-ahead on
+// (the default): keyset windows are read ahead, so a call serves many
+// pages, and the records stepped through stay those sent.
+func TestKeysetCostWithReadahead(t *testing.T) {
+	const records = 5000
+	for _, perPage := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`), srv.URL)
+			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+			require.Equal(t, strIDs(b.IDs("calls")), ids)
+			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
+			t.Logf("walk of %d records with read-ahead: %d pages, %d calls (%.3f per page), %.3f records fetched per record served, %.3f records stepped through per record served",
+				records, pages, calls, float64(calls)/float64(pages), float64(served)/records, float64(stepped)/records)
+			assert.Less(t, calls, int64(pages), "read-ahead serves pages without a call")
+			assert.LessOrEqual(t, float64(served)/records, 1.2, "records fetched per record served")
+			assert.Equal(t, served, stepped, "a keyset walk steps through only what it is sent")
 		})
 	}
 }
