@@ -31,6 +31,7 @@ type Index struct {
 	lists map[uint64]*positions
 	lru   list.List // of *positions, the most recently used first
 	total int       // samples held across lists
+	locks int       // learnings, each one acquisition of mu, for tests
 }
 
 // positions holds the samples of one list, ascending by id and by offset.
@@ -187,6 +188,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	k := x.key(list)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.locks++
 	p := x.lists[k]
 	if p == nil {
 		p = &positions{end: -1, key: k}

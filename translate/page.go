@@ -40,6 +40,11 @@ type pageRead struct {
 	// index's lock once.
 	unlearned    answer
 	hasUnlearned bool
+
+	// cursorAt is the cursor's own record where a wide answer holds it
+	// inside, not at an edge, to be learned with that answer (see take).
+	cursorAt    sample
+	hasCursorAt bool
 }
 
 // answer is one backend answer as the page reads it: its window, what it
@@ -220,8 +225,9 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
 			// Remember the cursor's own record, which a wide window holds
 			// inside, not at an edge: a client repeating the request
-			// then costs one call.
-			r.e.Index.learn(r.req.List, []sample{{start + below - 1, ids[below-1]}}, start+below, -1)
+			// then costs one call. It is learned with the answer, under
+			// the same lock (finish).
+			r.cursorAt, r.hasCursorAt = sample{start + below - 1, ids[below-1]}, true
 		}
 	}
 	take := min(len(ids)-below, r.want-len(pg.IDs))
@@ -298,30 +304,36 @@ func (r *pageRead) window() *StoredWindow {
 
 // finish cuts the lookahead off the page, and remembers the last record
 // served and the one after it: the next page's cursor then costs one call.
+// The index learns the page's last answer, those two records and the
+// cursor's own record (see take) under one lock when they lie in that
+// answer, as they do for a page read in one call.
 func (r *pageRead) finish() *Page {
 	pg := r.pg
-	if len(pg.IDs) <= r.req.Size {
+	var room [3]sample
+	extra := room[:0]
+	if r.hasCursorAt {
+		extra = append(extra, r.cursorAt)
+	}
+	if len(pg.IDs) > r.req.Size {
+		pg.More = true
+		n := r.req.Size
+		extra = append(extra, sample{off: r.takenOff[n-1], id: pg.IDs[n-1]}, sample{off: r.takenOff[n], id: pg.IDs[n]})
+		pg.IDs = pg.IDs[:n]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:n]
+		}
+	}
+	if len(extra) == 0 {
 		r.learnAnswer(nil)
 		return pg
 	}
-	pg.More = true
-	n := r.req.Size
-	next := [2]sample{
-		{off: r.takenOff[n-1], id: pg.IDs[n-1]},
-		{off: r.takenOff[n], id: pg.IDs[n]},
-	}
 	if a := &r.unlearned; r.hasUnlearned && a.call == pg.Source &&
-		next[0].off >= a.w.Start && next[1].off < a.w.Start+len(a.b.IDs) {
-		// The page came from the answer just read: one lock for the
-		// answer and the next page's cursor.
-		r.learnAnswer(next[:])
-	} else {
-		r.learnAnswer(nil)
-		r.e.Index.learn(r.req.List, next[:], r.takenOff[n]+1, -1)
+		extra[0].off >= a.w.Start && extra[len(extra)-1].off < a.w.Start+len(a.b.IDs) {
+		r.learnAnswer(extra)
+		return pg
 	}
-	pg.IDs = pg.IDs[:n]
-	if pg.Records != nil {
-		pg.Records = pg.Records[:n]
-	}
+	r.learnAnswer(nil)
+	last := extra[len(extra)-1]
+	r.e.Index.learn(r.req.List, extra, last.off+1, -1)
 	return pg
 }

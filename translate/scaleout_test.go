@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -160,6 +161,15 @@ func newBalancer(order Order, instances int, sticky bool) *balancer {
 	return b
 }
 
+// withReadahead gives each instance read-ahead windows of its own, as the
+// gateway's defaults do.
+func (b *balancer) withReadahead() *balancer {
+	for _, e := range b.engines {
+		e.Windows = NewWindowStore(e.Order, 2*time.Second, 64<<20)
+	}
+	return b
+}
+
 func (b *balancer) pick() *Engine {
 	if b.sticky {
 		return b.engines[0]
@@ -265,14 +275,23 @@ func BenchmarkScaleOut(b *testing.B) {
 					continue
 				}
 				for _, size := range []int{10, 100} {
-					for _, second := range []bool{false, true} {
-						walkName := map[bool]string{false: "first", true: "second"}[second]
+					for _, run := range []struct {
+						second, readahead bool
+					}{{false, false}, {true, false}, {false, true}} {
+						walkName := map[bool]string{false: "first", true: "second"}[run.second]
+						if run.readahead {
+							walkName = "readahead"
+						}
 						name := fmt.Sprintf("ids=%s/lb=%s/instances=%d/perPage=%d/walk=%s", kind, policy, instances, size, walkName)
+						second := run.second
 						b.Run(name, func(b *testing.B) {
 							var c walkCost
 							for b.Loop() {
 								l := &sharedList{ids: data.ids}
 								bal := newBalancer(data.order, instances, policy == "sticky")
+								if run.readahead {
+									bal.withReadahead()
+								}
 								if second {
 									balancedWalk(b, bal, l, size)
 								}
