@@ -49,6 +49,7 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		backend_per_page_param _perPage
 //		backend_first_page     1
 //		backend_offset_param   offset
+//		backend_keyset         id_gt={id}
 //		max_filters          50
 //		max_filters_length   8KiB
 //		openapi_path         /openapi.json
@@ -76,6 +77,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"backend_page_param":     &g.BackendPageParam,
 		"backend_per_page_param": &g.BackendPerPageParam,
 		"backend_offset_param":   &g.BackendOffsetParam,
+		"backend_keyset":         &g.BackendKeyset,
 		"openapi_path":           &g.OpenAPIPath,
 	}
 	paths := map[string]*[]string{ // at least one value

@@ -288,6 +288,18 @@ func TestLegacyCaddyfile(t *testing.T) {
 		offset_param   startAt
 		per_page_param maxResults
 	}`)))
+	l = LegacyBackend{}
+	require.NoError(t, l.UnmarshalCaddyfile(caddyfile.NewTestDispenser(`helpdesk_legacy {
+		per_page_param _limit
+		keyset         id_gte={id}
+		keyset_inclusive
+	}`)))
+	assert.Equal(t, LegacyBackend{PerPageParam: "_limit", Keyset: "id_gte={id}", KeysetInclusive: true}, l)
+	for _, bad := range []string{"keyset id_gt=1", "keyset _page={id}", "keyset_inclusive", "keyset_inclusive yes", "keyset {id}=1"} {
+		err := new(LegacyBackend).UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_legacy {\n" + bad + "\n}"))
+		assert.ErrorContains(t, err, "Testfile:2", bad)
+		assert.ErrorContains(t, err, "keyset", bad)
+	}
 	for _, bad := range []string{"seed -1", "records x", "max_per_page 0", "churn -1", "bogus 1",
 		"max_per_page /nowhere 10", "max_per_page /calls 0", "fixed_per_page /calls", "fixed_per_page /calls 1 2",
 		"first_page 2", "page_param a&b", "offset_param o\npage_param p", "offset_param o\nfirst_page 1", "page_param _perPage"} {
@@ -300,7 +312,7 @@ func TestLegacyCaddyfile(t *testing.T) {
 // default and production Caddyfiles: they adapt without warnings and every
 // module provisions.
 func TestShippedCaddyfilesValidate(t *testing.T) {
-	for _, name := range []string{"Caddyfile", "Caddyfile.production", "Caddyfile.page-per-page", "Caddyfile.offset-limit"} {
+	for _, name := range []string{"Caddyfile", "Caddyfile.production", "Caddyfile.page-per-page", "Caddyfile.offset-limit", "Caddyfile.keyset"} {
 		t.Run(name, func(t *testing.T) {
 			text, err := os.ReadFile("../" + name)
 			require.NoError(t, err)

@@ -129,6 +129,7 @@ var flagNames = strings.NewReplacer(
 	"backend_per_page_param", "--backend-per-page-param",
 	"backend_first_page", "--backend-first-page",
 	"backend_offset_param", "--backend-offset-param",
+	"backend_keyset", "--backend-keyset",
 	"backend_sort", "--backend-sort",
 )
 
@@ -278,6 +279,10 @@ It reports:
               cursor walk that the cursor walk never served
   paging      (--backend) the backend answered the second window as the first:
               it does not page by the page or offset parameter it was given
+  keyset      (--backend with --backend-keyset) asked for the records above an
+              id of its own walk, the backend answered from the list's start,
+              or records at or below the id: it ignores or misreads the
+              condition (the gateway then reads that list by offset)
   request     a request that failed or an answer without a records array
   incomplete  a walk that did not end within --max-pages
 
@@ -352,6 +357,7 @@ was found.`,
 	fl.StringVar(&dialect.BackendPerPageParam, "backend-per-page-param", "", "the backend's page size or limit parameter (as backend_per_page_param); default _perPage")
 	fl.StringVar(&first, "backend-first-page", "", "the number of the backend's first page, 0 or 1 (as backend_first_page); default 1")
 	fl.StringVar(&dialect.BackendOffsetParam, "backend-offset-param", "", "the backend's offset parameter, for a backend paged by offset and limit (as backend_offset_param)")
+	fl.StringVar(&dialect.BackendKeyset, "backend-keyset", "", "the backend's query for the records above an id, {id} for the id (as backend_keyset): probed after a few ids of the backend walk")
 	_ = cmd.MarkFlagRequired("url")
 	_ = cmd.MarkFlagRequired("endpoint")
 	return cmd

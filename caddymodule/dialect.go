@@ -24,6 +24,7 @@ func (g *Gateway) backendDialect() legacy.Dialect {
 		PerPage:  g.BackendPerPageParam,
 		FromZero: g.BackendFirstPage != nil && *g.BackendFirstPage == 0,
 		Offset:   g.BackendOffsetParam,
+		Keyset:   g.BackendKeyset,
 	}
 }
 
@@ -78,6 +79,15 @@ func (g *Gateway) checkDialect() error {
 	written := []param{{"backend_page_param", d.PageParam()}, {"backend_per_page_param", d.PerPageParam()}}
 	if d.Offsets() {
 		written[0] = param{"backend_offset_param", d.Offset}
+	}
+	if g.BackendKeyset != "" {
+		t, err := legacy.ParseKeysetTemplate(g.BackendKeyset, checkParamName)
+		if err != nil {
+			return &optionError{"backend_keyset", err.Error(), ""}
+		}
+		for _, name := range t.Params {
+			written = append(written, param{"backend_keyset", name})
+		}
 	}
 	sort, _ := url.ParseQuery(cmp.Or(g.BackendSort, defaultBackendSort))
 	for i, a := range written {

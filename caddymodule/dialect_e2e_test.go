@@ -309,6 +309,10 @@ func TestVerifyBackendInEveryDialect(t *testing.T) {
 		{"pages from 0", pagingDialects[2],
 			[]string{"--backend-page-param", "page", "--backend-per-page-param", "size", "--backend-first-page", "0"},
 			[]string{"backend page walk: 700 records in 7 pages\n", "first page: page=0\n", "\tbackend_first_page 0\n"}},
+		{"keyset, PostgREST's form", pagingDialect{options: "backend_keyset \"id=gt.{id}\"\n\t\tbackend_offset_param startAt\n\t\tbackend_per_page_param maxResults",
+			paging: legacy.Dialect{Keyset: "id=gt.{id}", Offset: "startAt", PerPage: "maxResults"}},
+			[]string{"--backend-offset-param", "startAt", "--backend-per-page-param", "maxResults", "--backend-keyset", "id=gt.{id}"},
+			[]string{`backend_keyset "id=gt.{id}": kept, records above the id in id order, 4 probes`, "\tbackend_keyset \"id=gt.{id}\"\n"}},
 		{"offset/limit", pagingDialects[3],
 			[]string{"--backend-offset-param", "startAt", "--backend-per-page-param", "maxResults"},
 			[]string{"backend startAt walk: 700 records in 7 pages\n", "clamps maxResults to 100", "paging: by offset startAt and limit maxResults\n",
@@ -349,6 +353,8 @@ func TestVerifyDialectFlags(t *testing.T) {
 		{[]string{"--backend-page-param", "p", "--backend-offset-param", "o"}, `--backend-page-param: --backend-offset-param "o" asks the backend by offset, with no page number; remove one of the two`},
 		{[]string{"--backend-per-page-param", "a b"}, `--backend-per-page-param: "a b" is not a parameter name`},
 		{[]string{"--backend-page-param", "_sortField"}, `--backend-page-param: "_sortField" is also set by --backend-sort`},
+		{[]string{"--backend-keyset", "id_gt=5"}, `--backend-keyset: "id_gt=5" holds {id} 0 times`},
+		{[]string{"--backend-keyset", "_page={id}"}, `--backend-keyset: "_page" is the same parameter as --backend-page-param "_page"`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			_, stderr, err := runHelpdesk(t, append([]string{"verify", "--url", "http://127.0.0.1:1", "--endpoint", "/calls", "--backend", "http://127.0.0.1:1"}, tc.args...)...)
@@ -369,6 +375,7 @@ func TestDialectCaddyfilesRun(t *testing.T) {
 	}{
 		{"Caddyfile.page-per-page", "data", "page=2&per_page=3", "_page=2&_perPage=3"},
 		{"Caddyfile.offset-limit", "", "offset=3&limit=3", "_page=2&_perPage=3"},
+		{"Caddyfile.keyset", "", "id_gt=20&_perPage=3", "id=gt.20&_perPage=3"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			text, err := os.ReadFile("../" + tc.file)

@@ -34,6 +34,15 @@ func TestCaddyfileDialectOptions(t *testing.T) {
 		{"backend_page_param page[number]\nbackend_per_page_param page[size]", Gateway{BackendPageParam: "page[number]", BackendPerPageParam: "page[size]"},
 			legacy.Dialect{Page: "page[number]", PerPage: "page[size]"}},
 		{"backend_offset_param _from", Gateway{BackendOffsetParam: "_from"}, legacy.Dialect{Offset: "_from"}},
+		{"backend_keyset id_gt={id}", Gateway{BackendKeyset: "id_gt={id}"}, legacy.Dialect{Keyset: "id_gt={id}"}},
+		{"backend_keyset id_gte={id}\nbackend_per_page_param _limit", Gateway{BackendKeyset: "id_gte={id}", BackendPerPageParam: "_limit"},
+			legacy.Dialect{Keyset: "id_gte={id}", PerPage: "_limit"}},
+		{"backend_keyset id=gt.{id}\nbackend_offset_param offset\nbackend_per_page_param limit\nbackend_sort order=id.asc",
+			Gateway{BackendKeyset: "id=gt.{id}", BackendOffsetParam: "offset", BackendPerPageParam: "limit", BackendSort: "order=id.asc"},
+			legacy.Dialect{Keyset: "id=gt.{id}", Offset: "offset", PerPage: "limit"}},
+		{`backend_keyset "filter=(id>'{id}')"` + "\nbackend_page_param page\nbackend_per_page_param perPage\nbackend_sort sort=id",
+			Gateway{BackendKeyset: "filter=(id>'{id}')", BackendPageParam: "page", BackendPerPageParam: "perPage", BackendSort: "sort=id"},
+			legacy.Dialect{Keyset: "filter=(id>'{id}')", Page: "page", PerPage: "perPage"}},
 	} {
 		t.Run(tc.options, func(t *testing.T) {
 			var g Gateway
@@ -72,6 +81,22 @@ func TestCaddyfileDialectErrors(t *testing.T) {
 		{"backend_sort sort=id&_page=1", `backend_page_param: "_page" is also set by backend_sort ("_page"); paging and sorting need parameters of their own, at Testfile:3`},
 		{"backend_sort sort=id&per_page=1\nbackend_per_page_param per_page", `backend_per_page_param: "per_page" is also set by backend_sort ("per_page")`},
 		{"backend_sort _perPage=1000", `backend_per_page_param: "_perPage" is also set by backend_sort ("_perPage"); paging and sorting need parameters of their own, at Testfile:3`},
+		// backend_keyset: {id} once, a query, names of its own
+		{"backend_keyset id_gt=5", `backend_keyset: "id_gt=5" holds {id} 0 times; write it once, where the cursor id goes, e.g. id_gt={id}, at Testfile:3`},
+		{"backend_keyset id_gt={id}&id_lt={id}", `backend_keyset: "id_gt={id}&id_lt={id}" holds {id} 2 times`},
+		{"backend_keyset {id}=1", `backend_keyset: "{id}=1": {id} must be in a value, as in id_gt={id}, not in the name "{id}", at Testfile:3`},
+		{"backend_keyset id_gt=%zz{id}", `backend_keyset: "id_gt=%zz{id}" is not a query`},
+		{`backend_keyset "id_gt={id} x"`, `backend_keyset: "id_gt={id} x" holds ' ', which a query cannot carry as written`},
+		{"backend_keyset id_gt={id}&id_gt=1", `backend_keyset: "id_gt={id}&id_gt=1" sets "id_gt" twice`},
+		{"backend_keyset id_gt={id}&ID_GT=1", `backend_keyset: "ID_GT" is the same parameter as backend_keyset "id_gt"`},
+		{"backend_keyset a%26b={id}", `backend_keyset: "a&b" is not a parameter name`},
+		{"backend_keyset _page={id}", `backend_keyset: "_page" is the same parameter as backend_page_param "_page"; the backend needs two, at Testfile:3`},
+		{"backend_keyset _perPage={id}", `backend_keyset: "_perPage" is the same parameter as backend_per_page_param "_perPage"`},
+		{"backend_offset_param offset\n\tbackend_keyset Offset={id}", `backend_keyset: "Offset" is the same parameter as backend_offset_param "offset"; the backend needs two, at Testfile:4`},
+		{"backend_keyset _sortField={id}", `backend_keyset: "_sortField" is also set by backend_sort ("_sortField"); paging and sorting need parameters of their own, at Testfile:3`},
+		{"backend_sort sort=id&id_gt=0\n\tbackend_keyset id_gt={id}", `backend_keyset: "id_gt" is also set by backend_sort ("id_gt")`},
+		{"backend_keyset _cursor={id}", `backend_keyset: "_cursor" would be read as _cursor, which clients send`},
+		{"backend_keyset", "backend_keyset: a value is needed, at Testfile:3"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			var g Gateway
@@ -96,6 +121,10 @@ func TestValidateDialect(t *testing.T) {
 		{Gateway{BackendPageParam: "x", BackendPerPageParam: "X"}, "the same parameter"},
 		{Gateway{BackendPageParam: "_sortField"}, "also set by backend_sort"},
 		{Gateway{BackendSort: "s=id&limit=1", BackendOffsetParam: "start", BackendPerPageParam: "limit"}, "also set by backend_sort"},
+		{Gateway{BackendKeyset: "id_gt=1"}, "backend_keyset: \"id_gt=1\" holds {id} 0 times"},
+		{Gateway{BackendKeyset: "id_gt={id}{id}"}, "backend_keyset: \"id_gt={id}{id}\" holds {id} 2 times"},
+		{Gateway{BackendKeyset: "id_gt={id}", BackendPageParam: "id.gt"}, "backend_keyset: \"id_gt\" is the same parameter as backend_page_param \"id.gt\""},
+		{Gateway{BackendKeyset: "sort={id}", BackendSort: "sort=id"}, "backend_keyset: \"sort\" is also set by backend_sort"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
@@ -132,6 +161,18 @@ func TestCaddyValidateDialect(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(out), `"backend_offset_param":"offset","backend_per_page_param":"limit"`)
 	require.NoError(t, caddy.Validate(mustConfig(t, out)))
+
+	// The four example templates adapt to their JSON twin and provision.
+	for _, tmpl := range []string{"id_gt={id}", "id_gte={id}", "id=gt.{id}", "filter=(id>'{id}')"} {
+		out, warnings, err = caddyconfig.GetAdapter("caddyfile").Adapt(site("\t\tbackend_keyset \""+tmpl+"\"\n"), nil)
+		require.NoError(t, err, tmpl)
+		assert.Empty(t, warnings)
+		twin, _ := json.Marshal(map[string]string{"backend_keyset": tmpl})
+		assert.Contains(t, string(out), strings.Trim(string(twin), "{}"), tmpl)
+		require.NoError(t, caddy.Validate(mustConfig(t, out)), tmpl)
+	}
+	_, _, err = caddyconfig.GetAdapter("caddyfile").Adapt(site("\t\tbackend_keyset id_gt=x\n"), map[string]any{"filename": "Caddyfile"})
+	assert.ErrorContains(t, err, "holds {id} 0 times; write it once, where the cursor id goes, e.g. id_gt={id}, at Caddyfile:5")
 
 	// backend_first_page 0 survives the JSON round trip: 0 is a value here.
 	var g Gateway
@@ -181,6 +222,18 @@ func TestParsePageQueryDialect(t *testing.T) {
 			raw: "page=3", wantErr: `could be read as page[number]`},
 		{name: "liveagent: offset _from refused as ever", d: legacy.Dialect{Offset: "_from"},
 			raw: "_from=3", wantErr: "_from is not served"},
+		{name: "keyset: the template's name refused", d: legacy.Dialect{Keyset: "id_gt={id}"},
+			raw: "id_gt=5", wantErr: "id_gt is the backend's own paging parameter"},
+		{name: "keyset: in another spelling", d: legacy.Dialect{Keyset: "id_gt={id}"},
+			raw: "Id.gt=5", wantErr: `"Id.gt" could be read as id_gt`},
+		{name: "keyset: json-server's id_gte", d: legacy.Dialect{Keyset: "id_gte={id}"},
+			raw: "id_gte=5", wantErr: "id_gte is the backend's own paging parameter"},
+		{name: "keyset: PostgREST's id", d: legacy.Dialect{Keyset: "id=gt.{id}"},
+			raw: "id=lt.5", wantErr: "id is the backend's own paging parameter"},
+		{name: "keyset: PocketBase's filter", d: legacy.Dialect{Keyset: "filter=(id>'{id}')", Page: "page", PerPage: "perPage"},
+			raw: "filter%5B%5D=x", wantErr: `could be read as filter`},
+		{name: "keyset: other names pass", d: legacy.Dialect{Keyset: "id_gt={id}"},
+			raw: "id_lt=5&ids=1", want: pageQuery{perPage: 10, forward: "id_lt=5&ids=1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := testGateway()
@@ -211,7 +264,8 @@ func FuzzParsePageQueryDialect(f *testing.F) {
 		owned []string // as backendName reads them
 	}
 	var subjects []subject
-	for _, d := range []legacy.Dialect{{Page: "page[number]", PerPage: "page[size]"}, {Offset: "offset", PerPage: "limit"}} {
+	for _, d := range []legacy.Dialect{{Page: "page[number]", PerPage: "page[size]"}, {Offset: "offset", PerPage: "limit"},
+		{Page: "page", PerPage: "perPage", Keyset: "filter=(id>'{id}')"}} {
 		g := testGateway()
 		g.dialect, g.backendOnly = d, backendOnlyParams(d)
 		g.shadowNames = shadowNames(url.Values{"_sortField": {"id"}, "_sortDir": {"ASC"}}, d)

@@ -171,6 +171,11 @@ type Gateway struct {
 	// record: the backend is asked by offset and limit, with no page
 	// number. Default: none, the backend is asked by page.
 	BackendOffsetParam string `json:"backend_offset_param,omitempty"`
+	// BackendKeyset, when set, is the backend's query for the records
+	// with id above a cursor, {id} standing for the cursor id, such as
+	// "id_gt={id}": cursor pages whose id is in the safe set are asked
+	// with it instead of by page or offset. Default: none.
+	BackendKeyset string `json:"backend_keyset,omitempty"`
 
 	// ReadaheadTTL is how long a read-ahead window serves a walk's pages
 	// after the call that read it; 0 turns read-ahead off. Default: 2s.
@@ -216,6 +221,9 @@ type endpoint struct {
 	m      *endpointMetrics
 	counts pageCounters // cursor endpoints only; see the admin endpoint
 	warned atomic.Bool  // the page-limit warning was logged
+	// keysetWarned: the warning that the backend misreads backend_keyset
+	// was logged.
+	keysetWarned atomic.Bool
 }
 
 // pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
@@ -290,6 +298,10 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			ListLimit:   max(g.IndexSize, 0),
 		}, m: newEndpointMetrics(name, true)}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
+		if g.dialect.Keysets() {
+			ep.engine.Keyset = g.dialect.KeysetCheck
+			ep.engine.OnKeysetMisread = g.keysetMisread(ep)
+		}
 		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
 		g.endpoints[g.BasePath+name] = ep
 	}

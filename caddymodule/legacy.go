@@ -57,6 +57,12 @@ type LegacyBackend struct {
 	PerPageParam string `json:"per_page_param,omitempty"`
 	FirstPage    *int   `json:"first_page,omitempty"`
 	OffsetParam  string `json:"offset_param,omitempty"`
+	// Keyset is the backend's condition for the records above an id, as
+	// the gateway's backend_keyset writes it ("id_gt={id}",
+	// "id=gt.{id}", "filter=(id>'{id}')"); KeysetInclusive keeps the
+	// record with the id itself too, as json-server's id_gte does.
+	Keyset          string `json:"keyset,omitempty"`
+	KeysetInclusive bool   `json:"keyset_inclusive,omitempty"`
 
 	backend *reference.Backend
 }
@@ -75,19 +81,21 @@ func (l *LegacyBackend) Provision(caddy.Context) error {
 		return err
 	}
 	l.backend = reference.New(reference.Config{
-		Seed:           l.Seed,
-		Records:        l.Records,
-		MaxPerPage:     l.MaxPerPage,
-		ListMaxPerPage: l.ListMaxPerPage,
-		FixedPerPage:   l.FixedPerPage,
-		BasePath:       l.BasePath,
-		Envelope:       l.Envelope,
-		ChurnPerSecond: l.Churn,
+		Seed:            l.Seed,
+		Records:         l.Records,
+		MaxPerPage:      l.MaxPerPage,
+		ListMaxPerPage:  l.ListMaxPerPage,
+		FixedPerPage:    l.FixedPerPage,
+		BasePath:        l.BasePath,
+		Envelope:        l.Envelope,
+		ChurnPerSecond:  l.Churn,
+		KeysetInclusive: l.KeysetInclusive,
 		Paging: legacy.Dialect{
 			Page:     l.PageParam,
 			PerPage:  l.PerPageParam,
 			FromZero: l.FirstPage != nil && *l.FirstPage == 0,
 			Offset:   l.OffsetParam,
+			Keyset:   l.Keyset,
 		},
 	})
 	l.backend.Start()
@@ -116,6 +124,22 @@ func (l *LegacyBackend) Validate() error {
 	d := legacy.Dialect{Page: l.PageParam, PerPage: l.PerPageParam, Offset: l.OffsetParam}
 	if p := d.Params(); sameParam(p[0], p[1]) {
 		return fmt.Errorf("per_page_param %q is the same parameter as %q; the backend needs two", p[1], p[0])
+	}
+	if l.KeysetInclusive && l.Keyset == "" {
+		return fmt.Errorf("keyset_inclusive: set keyset too, the condition it makes inclusive")
+	}
+	if l.Keyset != "" {
+		t, err := legacy.ParseKeysetTemplate(l.Keyset, checkParamName)
+		if err != nil {
+			return fmt.Errorf("keyset: %v", err)
+		}
+		for _, name := range t.Params {
+			for _, p := range d.Params() {
+				if sameParam(name, p) {
+					return fmt.Errorf("keyset: %q is the same parameter as the paging name %q", name, p)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -155,6 +179,8 @@ func parseLegacy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		per_page_param per_page  # default _perPage
 //		first_page     0         # default 1
 //		offset_param   offset    # pages by offset and limit instead
+//		keyset         id_gt={id} # reads a condition on the id, as backend_keyset writes it
+//		keyset_inclusive          # the condition keeps the id itself (json-server's id_gte)
 //	}
 func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
@@ -168,6 +194,14 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := l.perListSize(d, option); err != nil {
 				return err
 			}
+			continue
+		}
+		if option == "keyset_inclusive" {
+			if d.NextArg() {
+				return d.Errf("%s takes no value", option)
+			}
+			l.KeysetInclusive = true
+			pagingAt = fmt.Sprintf("%s:%d", d.File(), d.Line())
 			continue
 		}
 		var s string
@@ -198,6 +232,8 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			l.PerPageParam = s
 		case "offset_param":
 			l.OffsetParam = s
+		case "keyset":
+			l.Keyset = s
 		case "first_page":
 			if s != "0" && s != "1" {
 				err = strconv.ErrSyntax
@@ -215,7 +251,7 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if err != nil {
 			return d.Errf("%s: %q is not a valid value", option, s)
 		}
-		if strings.HasSuffix(option, "_param") || option == "first_page" {
+		if strings.HasSuffix(option, "_param") || option == "first_page" || option == "keyset" {
 			pagingAt = fmt.Sprintf("%s:%d", d.File(), d.Line())
 		}
 	}

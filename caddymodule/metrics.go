@@ -30,6 +30,7 @@ var metrics = struct {
 	filterRejections *prometheus.CounterVec
 	unusable         *prometheus.CounterVec
 	pageLimit        *prometheus.GaugeVec
+	keysetMisreads   *prometheus.CounterVec
 	readaheadPages   *prometheus.CounterVec
 	windowsDropped   *prometheus.CounterVec
 	windowBytes      prometheus.GaugeFunc
@@ -62,6 +63,10 @@ func registerMetrics(registry *prometheus.Registry) error {
 		metrics.pageLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "backend_page_limit",
 			Help: "The largest backend page the gateway asks for: backend_max_per_page, or the limit the backend's answers proved.",
+		}, []string{"endpoint"})
+		metrics.keysetMisreads = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "backend_keyset_misreads_total",
+			Help: "Lists whose backend answer broke the backend_keyset condition (records at or below the cursor); each is read by offset from then on.",
 		}, []string{"endpoint"})
 		metrics.readaheadPages = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "readahead_pages_total",
@@ -97,7 +102,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 // them (made by its first call).
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
-		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes}
+		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads}
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what

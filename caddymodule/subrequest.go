@@ -154,8 +154,9 @@ func (f *fetcher) useRoom() {
 }
 
 func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
-	if !w.Aligned() && !f.g.dialect.Offsets() {
-		// The engine plans such windows for offset backends only.
+	if !w.Keyset() && !w.Aligned() && !f.g.dialect.Offsets() {
+		// The engine plans such windows for offset backends only; a
+		// keyset window (records above an id) has no offset.
 		return translate.Batch{}, fmt.Errorf("window at offset %d of size %d is not a page the backend can be asked for", w.Start, w.Size)
 	}
 	f.useRoom()

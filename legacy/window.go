@@ -27,6 +27,11 @@ type Dialect struct {
 	// backend is asked for windows by offset and limit, with no page
 	// number, so a window may start anywhere.
 	Offset string
+	// Keyset, when set, is the backend's query for the records with id
+	// above a cursor, {id} standing for the cursor id, such as
+	// "id_gt={id}" (see keyset.go): a keyset window is asked with it, the
+	// sort and the page size, with no page number or offset.
+	Keyset string
 }
 
 // PageParam is the name of the page number.
@@ -51,11 +56,14 @@ func (d Dialect) Offsets() bool { return d.Offset != "" }
 
 // Params are the names the dialect writes into a backend query: the ones
 // a client must not send, in any spelling, since they select the window.
+// The keyset template's names come after the page's (or offset's) and
+// the page size's.
 func (d Dialect) Params() []string {
+	out := []string{d.PageParam(), d.PerPageParam()}
 	if d.Offsets() {
-		return []string{d.Offset, d.PerPageParam()}
+		out[0] = d.Offset
 	}
-	return []string{d.PageParam(), d.PerPageParam()}
+	return append(out, d.KeysetParams()...)
 }
 
 // AppendQuery appends the query of a backend list call for window w: the
@@ -63,7 +71,9 @@ func (d Dialect) Params() []string {
 // that puts the list in id order, then the window in the backend's names.
 // A page-numbered dialect can only ask for a window that starts on a
 // multiple of its size (translate.Window.Aligned), as translate.PlanWindow
-// plans them; callers check.
+// plans them; callers check. A keyset window (w.After set) is asked with
+// the keyset template instead, the id query-escaped, and the page size:
+// callers checked w.After with KeysetCheck.
 func (d Dialect) AppendQuery(dst []byte, clientQuery, sort string, w translate.Window) []byte {
 	for _, part := range [...]string{clientQuery, sort} {
 		if part != "" {
@@ -71,7 +81,9 @@ func (d Dialect) AppendQuery(dst []byte, clientQuery, sort string, w translate.W
 			dst = append(dst, '&')
 		}
 	}
-	if d.Offsets() {
+	if w.Keyset() {
+		dst = d.appendKeyset(dst, w.After)
+	} else if d.Offsets() {
 		dst = append(dst, d.Offset...)
 		dst = append(dst, '=')
 		dst = strconv.AppendInt(dst, int64(w.Start), 10)

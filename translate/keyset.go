@@ -147,6 +147,9 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			after = pg.IDs[len(pg.IDs)-1]
 		}
 	}
+	if pg.Source < 0 {
+		pg.Source = pg.Calls - 1 // no record: the page is the answer that showed the end
+	}
 	if len(pg.IDs) > req.Size {
 		pg.More = true
 		pg.IDs = pg.IDs[:req.Size]

@@ -231,6 +231,9 @@ func (v *verifier) describe(d *backendWalk) {
 	if dialect.PerPage != "" {
 		lines = append(lines, "backend_per_page_param "+dialect.PerPage)
 	}
+	if v.keysetOK {
+		lines = append(lines, "backend_keyset "+strconv.Quote(dialect.Keyset))
+	}
 	switch {
 	case d.orderOK:
 		fmt.Fprintf(v.out, "  id order: ascending %s with %s\n", v.cfg.Order, v.cfg.BackendSort)

@@ -45,6 +45,9 @@ type Config struct {
 	// backend_page_param, backend_per_page_param, backend_first_page and
 	// backend_offset_param set it; the zero value is _page/_perPage.
 	BackendPaging legacy.Dialect
+	// (With BackendPaging.Keyset, the gateway's backend_keyset, the
+	// backend is also asked for the records above a few ids of its own
+	// walk: see checkKeyset.)
 }
 
 // maxBody bounds one answer read by verify.
@@ -91,6 +94,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (int, error) {
 	v.compare(ctx, byPage, byCursor)
 	if direct != nil {
 		v.compareBackend(ctx, direct, byCursor)
+		v.checkKeyset(ctx, direct)
 		v.describe(direct)
 	}
 	return v.finish(), nil
@@ -105,6 +109,8 @@ type verifier struct {
 	counts  map[string]int // problems by kind
 	kinds   []string       // the kinds in the order first met
 	tick    time.Time      // of the last progress line
+	// keysetOK: the backend kept backend_keyset when probed
+	keysetOK bool
 }
 
 func newVerifier(cfg Config, out io.Writer) (*verifier, error) {
@@ -139,7 +145,7 @@ func newVerifier(cfg Config, out io.Writer) (*verifier, error) {
 }
 
 // problem reports one problem of kind: duplicate, order, cursor, gap,
-// request or incomplete.
+// lost, paging, keyset, request or incomplete.
 func (v *verifier) problem(kind, format string, args ...any) {
 	if v.counts[kind] == 0 {
 		v.kinds = append(v.kinds, kind)

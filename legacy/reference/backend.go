@@ -47,6 +47,12 @@ type Config struct {
 	// backend ignores what it does not know.
 	Paging legacy.Dialect
 
+	// KeysetInclusive makes the keyset condition (Paging.Keyset) keep the
+	// record with the id itself, as json-server's id_gte does; by default
+	// it keeps the records above it, as id_gt, PostgREST's gt. and
+	// PocketBase's > do.
+	KeysetInclusive bool
+
 	// ListMaxPerPage clamps _perPage on the named lists (as Lists names
 	// them, e.g. "calls") instead of MaxPerPage, silently: real backends
 	// clamp differently per endpoint, and to odd numbers.
@@ -93,6 +99,7 @@ type Backend struct {
 	cfg         Config
 	envelopeKey []byte // cfg.Envelope as a JSON string, encoded once
 	lists       map[string]*list
+	keysetTmpl  *legacy.KeysetTemplate // Paging.Keyset taken apart; nil without
 
 	mu  sync.Mutex // guards gen, whose random source Insert and Churn share
 	gen *gen
@@ -138,6 +145,11 @@ func New(cfg Config) *Backend {
 			seed: cfg.Seed, ownSeed: own, own: rand.New(own)}
 	}
 	b := &Backend{cfg: cfg, envelopeKey: encode(cfg.Envelope), lists: make(map[string]*list, len(kinds)), gen: newGen(0)}
+
+	if cfg.Paging.Keyset != "" {
+		t := parseKeysetTemplate(cfg.Paging.Keyset)
+		b.keysetTmpl = &t
+	}
 
 	// Each list draws from a stream of its own, so the lists are made in
 	// parallel and still depend on the seed alone.
@@ -244,6 +256,20 @@ func (b *Backend) Requests(name string) int64 {
 func (b *Backend) Served(name string) int64 {
 	if l, err := b.list(name); err == nil {
 		return l.served.Load()
+	}
+	return 0
+}
+
+// Stepped returns how many records the list called name has stepped
+// through to answer its list requests: for each, the records before the
+// page in its order (SQL's OFFSET, which a database walks through) and
+// the records sent. A keyset condition (Paging.Keyset) costs nothing to
+// find, as an index finds it, so a keyset call steps through the records
+// it sends and those of the offset it is given, if any. An offset past
+// the end steps through the whole list (to find nothing there).
+func (b *Backend) Stepped(name string) int64 {
+	if l, err := b.list(name); err == nil {
+		return l.stepped.Load()
 	}
 	return 0
 }

@@ -99,9 +99,10 @@ func (b *Backend) perPage(l *list, asked int) int {
 
 // listQuery is what a list request asks for.
 type listQuery struct {
-	start, perPage int    // offset of the first record, records per page
-	page           int    // the page number as sent, for the envelope; -1 with offsets
-	sortKey        int    // index into the kind's sortable fields; -1 for id
+	start, perPage int // offset of the first record, records per page
+	page           int // the page number as sent, for the envelope; -1 with offsets
+	sortKey        int // index into the kind's sortable fields; -1 for id
+	keyset         keysetCond
 	desc           bool   // descending order
 	filters        string // _filters
 }
@@ -134,6 +135,9 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 		return lq, fmt.Errorf("_sortDir %q: use ASC or DESC", dir)
 	}
 
+	if lq.keyset, err = b.keyset(q); err != nil {
+		return lq, err
+	}
 	lq.filters = q.Get("_filters")
 	return lq, nil
 }
@@ -169,13 +173,28 @@ func (b *Backend) window(l *list, q url.Values) (start, size, page int, err erro
 // Window returns the offset and size of the window a query of the list
 // called name asks for, as the backend serves it, so that a test can act
 // where a call looks; ok is false for a query the backend would refuse.
+// With a keyset condition the offset is where the records it keeps
+// start in the list, now, plus the query's own offset.
 func (b *Backend) Window(name string, q url.Values) (start, size int, ok bool) {
 	l, err := b.list(name)
 	if err != nil {
 		return 0, 0, false
 	}
 	start, size, _, err = b.window(l, q)
-	return start, size, err == nil
+	if err != nil {
+		return 0, 0, false
+	}
+	c, err := b.keyset(q)
+	if err != nil {
+		return 0, 0, false
+	}
+	if c.set {
+		l.mu.RLock()
+		at := c.from(l.recs)
+		l.mu.RUnlock()
+		start = at + min(start, math.MaxInt-at)
+	}
+	return start, size, true
 }
 
 // wholeParam reads the whole number of at least least in parameter name,
@@ -208,12 +227,14 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 			return nil, fmt.Errorf("_filters: %w", err)
 		}
 	}
+	recs = recs[q.keyset.from(recs):] // in id order, filtered or not
 	recs = ordered(recs, q.sortKey, q.desc)
 
 	total := len(recs)
 	from := min(q.start, total)
 	recs = recs[from:min(from+q.perPage, total)]
 	l.served.Add(int64(len(recs)))
+	l.stepped.Add(int64(from + len(recs)))
 
 	size := len(`{:[],"total":,"page":,"per_page":}`) + len(b.envelopeKey) + 3*20 + len(recs)
 	for _, r := range recs {

@@ -31,6 +31,7 @@ type list struct {
 	kind     *kind
 	requests atomic.Int64 // list requests answered, for tests
 	served   atomic.Int64 // records sent in list answers, for benchmarks
+	stepped  atomic.Int64 // records stepped through to answer (offset + sent), for benchmarks
 
 	mu      sync.RWMutex
 	recs    []*record          // ascending by id, ids unique

@@ -1,0 +1,256 @@
+package caddymodule_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
+)
+
+// keysetStyle is one backend's form of "the records with id above X",
+// as the gateway's backend_keyset writes it and the reference backend
+// (Paging.Keyset, KeysetInclusive) reads it.
+type keysetStyle struct {
+	name      string
+	options   string // the gateway's options
+	paging    legacy.Dialect
+	inclusive bool
+	envelope  string
+}
+
+// keysetStyles are the four forms the README shows, each with the paging
+// dialect and body its backend has.
+var keysetStyles = []keysetStyle{
+	{name: "id_gt", options: `backend_keyset "id_gt={id}"`, paging: legacy.Dialect{Keyset: "id_gt={id}"}},
+	{name: "json-server id_gte", inclusive: true,
+		options: "backend_keyset \"id_gte={id}\"\n\t\tbackend_per_page_param _limit",
+		paging:  legacy.Dialect{Keyset: "id_gte={id}", PerPage: "_limit"}},
+	{name: "PostgREST id=gt.", envelope: "data",
+		options: "backend_keyset \"id=gt.{id}\"\n\t\tbackend_offset_param offset\n\t\tbackend_per_page_param limit\n\t\trecords_path data",
+		paging:  legacy.Dialect{Keyset: "id=gt.{id}", Offset: "offset", PerPage: "limit"}},
+	{name: "PocketBase filter", envelope: "items",
+		options: "backend_keyset \"filter=(id>'{id}')\"\n\t\tbackend_page_param page\n\t\tbackend_per_page_param perPage\n\t\trecords_path items",
+		paging:  legacy.Dialect{Keyset: "filter=(id>'{id}')", Page: "page", PerPage: "perPage"}},
+}
+
+func (s keysetStyle) pageIDs(t testing.TB) func(answer) []string {
+	return func(a answer) []string {
+		if s.envelope != "" {
+			return a.ids(t, s.envelope)
+		}
+		return a.ids(t)
+	}
+}
+
+// keysetParam is the parameter the style's template sets.
+func (s keysetStyle) keysetParam() string { return s.paging.KeysetParams()[0] }
+
+// TestKeysetStylesServeEveryRecord runs the gateway in front of the
+// reference backend reading each form: walks at sizes below, at and
+// above the backend's clamp, hand-built cursors and _page requests are
+// exact; every cursor page is asked by keyset, with no page number or
+// offset (the first page, and a page as large as the backend's limit
+// that must look one record past an answer, by page), and _page requests by the dialect's page; a
+// client sending the template's parameter gets 400. Read-ahead is off, so
+// that every page is a call.
+func TestKeysetStylesServeEveryRecord(t *testing.T) {
+	for _, s := range keysetStyles {
+		t.Run(s.name, func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 23, Records: 900, MaxPerPage: dialectLimit, Envelope: s.envelope,
+				Paging: s.paging, KeysetInclusive: s.inclusive})
+			rec := &recorder{next: b}
+			srv := httptest.NewServer(rec)
+			t.Cleanup(srv.Close)
+			// Read-ahead off: every page is a backend call, to be seen asked by keyset.
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl 0"), srv.URL)
+			all := strIDs(b.IDs("calls"))
+			pageIDs := s.pageIDs(t)
+			r := rand.New(rand.NewPCG(23, uint64(len(s.name))))
+			param := s.keysetParam()
+			windowParams := []string{s.paging.PageParam()}
+			if s.paging.Offsets() {
+				windowParams[0] = s.paging.Offset
+			}
+			for _, size := range []int{7, dialectLimit - 1, dialectLimit, 250} {
+				rec.reset()
+				assert.Equal(t, all, walkDialect(t, c.URL, size, pageIDs), "%d per page: cursor walk", size)
+				keyed := 0
+				for _, req := range rec.requests() {
+					q := req.URL.Query()
+					if _, ok := q[param]; !ok {
+						continue
+					}
+					keyed++
+					for _, w := range windowParams {
+						assert.NotContains(t, q, w, "a keyset call has no page number or offset: %s", req.URL.RawQuery)
+					}
+				}
+				pages := (len(all) + size - 1) / size
+				assert.GreaterOrEqual(t, keyed, pages-1, "%d per page: every cursor page is asked by keyset", size)
+				for range 4 { // client-built cursors: a record's own id, or one above it
+					i := r.IntN(len(all))
+					id := mustInt(all[i]) + r.Int64N(2)
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=%d&_cursor=%s", c.URL, size, cursorFor(strconv.FormatInt(id, 10))))
+					require.Equal(t, http.StatusOK, a.status, string(a.body))
+					from := i + 1
+					if i+1 < len(all) && mustInt(all[i+1]) == id {
+						from = i + 2
+					}
+					assert.Equal(t, all[from:min(from+size, len(all))], pageIDs(a), "%d per page: after %d", size, id)
+				}
+				rec.reset()
+				for _, page := range []int{1, 3} {
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=%d&_page=%d", c.URL, size, page))
+					require.Equal(t, http.StatusOK, a.status, string(a.body))
+					from := min((page-1)*size, len(all))
+					assert.Equal(t, all[from:min(from+size, len(all))], pageIDs(a), "_page %d", page)
+				}
+				for _, req := range rec.requests() {
+					assert.NotContains(t, req.URL.Query(), param, "a _page request keeps the page dialect")
+				}
+			}
+			for _, name := range []string{param, strings.ToUpper(param), url.QueryEscape(param) + "%5B%5D"} {
+				a := get(t, c.URL+"/calls?"+name+"=5")
+				require.Equal(t, http.StatusBadRequest, a.status, name)
+				assert.Contains(t, a.message(t), param, name)
+			}
+		})
+	}
+}
+
+// TestKeysetStylesUnderChurn: while records are inserted and deleted
+// right where each backend call looks (at the records above the cursor,
+// for a keyset call), concurrent walks in every form serve no record
+// twice and skip none that existed throughout, read-ahead on (the
+// default), so keyset windows are read ahead and kept too.
+func TestKeysetStylesUnderChurn(t *testing.T) {
+	for _, s := range keysetStyles {
+		t.Run(s.name, func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 24, Records: 1200, MaxPerPage: dialectLimit, Envelope: s.envelope,
+				Paging: s.paging, KeysetInclusive: s.inclusive})
+			m := windowMischief{&mischief{b: b, next: b, r: rand.New(rand.NewPCG(5, 5)), deleted: map[string]map[int64]bool{"calls": {}}}}
+			initial := b.IDs("calls")
+			srv := httptest.NewServer(m)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options), srv.URL)
+			var (
+				wg    sync.WaitGroup
+				mu    sync.Mutex
+				walks = map[int][]string{}
+			)
+			for _, perPage := range []int{9, dialectLimit, dialectLimit + 30} {
+				wg.Go(func() {
+					ids := walkDialectRetrying(t, c.URL, perPage, s.pageIDs(t))
+					mu.Lock()
+					walks[perPage] = ids
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			require.Len(t, walks, 3, "every walk finished")
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for perPage, ids := range walks {
+				nums := toInts(t, ids)
+				for i := 1; i < len(nums); i++ {
+					require.Less(t, nums[i-1], nums[i], "%d per page: ids must strictly increase (no duplicate)", perPage)
+				}
+				for _, id := range initial {
+					if _, found := slices.BinarySearch(nums, id); !found && !m.deleted["calls"][id] {
+						t.Errorf("%d per page: record %d existed throughout but was skipped", perPage, id)
+					}
+				}
+			}
+			assert.NotEmpty(t, m.deleted["calls"], "the mischief happened")
+		})
+	}
+}
+
+// TestKeysetCost counts, at the reference backend speaking id_gt, what
+// cursor walks cost it through a real Caddy: one call per page (the
+// first page included), at most (p+1)/p records fetched per record
+// served, at most p+1 records stepped through per call at any depth, and
+// one call for a cold cursor anywhere in the list. Read-ahead is off for
+// these counts; TestKeysetCostWithReadahead counts the default.
+func TestKeysetCost(t *testing.T) {
+	const records = 5000
+	for _, perPage := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
+			// The same walk asked by page, for comparison: every page steps
+			// through the records before it.
+			pb := reference.New(reference.Config{Seed: 25, Records: records})
+			psrv := httptest.NewServer(pb)
+			t.Cleanup(psrv.Close)
+			pc := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), psrv.URL)
+			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
+			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
+				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
+			pc.Stop(t) // one Caddy at a time
+
+			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), srv.URL)
+			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+			require.Equal(t, strIDs(b.IDs("calls")), ids)
+			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
+			p := float64(perPage)
+			t.Logf("walk of %d records: %d pages, %d calls (%.2f per page), %.3f records fetched per record served, %.2f records stepped through per call",
+				records, pages, calls, float64(calls)/float64(pages), float64(served)/records, float64(stepped)/float64(calls))
+			assert.Equal(t, int64(pages), calls, "one call per page")
+			assert.LessOrEqual(t, float64(served)/records, (p+1)/p, "records fetched per record served")
+			assert.LessOrEqual(t, float64(stepped), float64(calls)*(p+1), "records stepped through per call")
+			assert.Less(t, stepped*10, pb.Stepped("calls"), "a tenth of what the _page walk steps through, or less")
+
+			// Cold cursors: a list identity the gateway has never seen (the
+			// backend ignores the extra parameter), anywhere in the list.
+			all := b.IDs("calls")
+			r := rand.New(rand.NewPCG(25, uint64(perPage)))
+			for i := range 20 {
+				at := r.IntN(len(all))
+				before, beforeStepped := b.Requests("calls"), b.Stepped("calls")
+				a := get(t, fmt.Sprintf("%s/calls?_perPage=%d&cold=%d&_cursor=%s", c.URL, perPage, i, cursorFor(strconv.FormatInt(all[at], 10))))
+				require.Equal(t, http.StatusOK, a.status, string(a.body))
+				assert.Equal(t, strIDs(all[at+1:min(at+1+perPage, len(all))]), a.ids(t))
+				assert.Equal(t, int64(1), b.Requests("calls")-before, "a cold cursor at %d costs one call", at)
+				assert.LessOrEqual(t, b.Stepped("calls")-beforeStepped, int64(perPage+1), "and p+1 records stepped through")
+			}
+		})
+	}
+}
+
+// TestKeysetCostWithReadahead counts the same walk with read-ahead on
+// (the default): keyset windows are read ahead, so a call serves many
+// pages, and the records stepped through stay those sent.
+func TestKeysetCostWithReadahead(t *testing.T) {
+	const records = 5000
+	for _, perPage := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`), srv.URL)
+			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+			require.Equal(t, strIDs(b.IDs("calls")), ids)
+			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
+			t.Logf("walk of %d records with read-ahead: %d pages, %d calls (%.3f per page), %.3f records fetched per record served, %.3f records stepped through per record served",
+				records, pages, calls, float64(calls)/float64(pages), float64(served)/records, float64(stepped)/records)
+			assert.Less(t, calls, int64(pages), "read-ahead serves pages without a call")
+			assert.LessOrEqual(t, float64(served)/records, 1.2, "records fetched per record served")
+			assert.Equal(t, served, stepped, "a keyset walk steps through only what it is sent")
+		})
+	}
+}
