@@ -78,10 +78,23 @@ func Anchors(text string) map[string]bool {
 }
 
 // Links returns the targets of the links in a Markdown text's prose (not
-// in code blocks or code spans).
+// in code blocks or code spans). A link's text may wrap onto the next
+// line, as prose does, so the lines of a paragraph are read as one.
 func Links(text string) []string {
+	var paragraphs []string
+	var para []string
+	for _, line := range append(prose(text), "") {
+		if strings.TrimSpace(line) == "" {
+			if len(para) > 0 {
+				paragraphs = append(paragraphs, strings.Join(para, " "))
+			}
+			para = para[:0]
+			continue
+		}
+		para = append(para, line)
+	}
 	var out []string
-	for _, line := range prose(text) {
+	for _, line := range paragraphs {
 		line = codeSpanRE.ReplaceAllString(line, "")
 		for _, m := range linkRE.FindAllStringSubmatch(line, -1) {
 			out = append(out, m[1])

@@ -86,3 +86,10 @@ func TestCheckLinksFindsBrokenOnes(t *testing.T) {
 		})
 	}
 }
+
+// TestLinksAcrossLines: a link whose text wraps onto the next line, as
+// prose does, is found; one in a code span or block is not.
+func TestLinksAcrossLines(t *testing.T) {
+	text := "See [Performance: offset\nbackends](performance.md#offset-backends) and `[x](code.md)`.\n\n```\n[y](block.md)\n```\n[z](z.md)\n"
+	assert.Equal(t, []string{"performance.md#offset-backends", "z.md"}, Links(text))
+}
