@@ -180,43 +180,51 @@ func TestDialectsUnderChurn(t *testing.T) {
 				}
 				return a.ids(t)
 			}
-			var (
-				wg    sync.WaitGroup
-				mu    sync.Mutex
-				walks = map[int][]string{}
-			)
-			for _, perPage := range []int{9, dialectLimit, dialectLimit + 30} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					ids := walkDialectRetrying(t, c.URL, perPage, pageIDs)
-					mu.Lock()
-					walks[perPage] = ids
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
-			require.Len(t, walks, 3, "every walk finished")
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			for perPage, ids := range walks {
-				nums := toInts(t, ids)
-				for i := 1; i < len(nums); i++ {
-					require.Less(t, nums[i-1], nums[i], "%d per page: ids must strictly increase (no duplicate)", perPage)
-				}
-				for _, id := range initial {
-					if _, found := slices.BinarySearch(nums, id); !found && !m.deleted["calls"][id] {
-						t.Errorf("%d per page: record %d existed throughout but was skipped", perPage, id)
-					}
-				}
-			}
-			assert.NotEmpty(t, m.deleted["calls"], "the mischief happened")
+			walksUnderMischief(t, c.URL, m, initial, pageIDs)
 		})
 	}
 }
 
 // walkDialectRetrying is walkDialect for a client that repeats a request
 // the gateway refused with 503 for max_subrequests, as it asks, up to 5
+// walksUnderMischief runs three concurrent cursor walks of /calls (9 a
+// page, the dialect's limit, and past it, so that pages stitch calls)
+// while m changes the list where each call looks, and checks each walk
+// keeps the guarantee: ids strictly increase, and every record of
+// initial that m did not delete was served.
+func walksUnderMischief(t *testing.T, base string, m windowMischief, initial []int64, pageIDs func(answer) []string) {
+	t.Helper()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		walks = map[int][]string{}
+	)
+	for _, perPage := range []int{9, dialectLimit, dialectLimit + 30} {
+		wg.Go(func() {
+			ids := walkDialectRetrying(t, base, perPage, pageIDs)
+			mu.Lock()
+			walks[perPage] = ids
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.Len(t, walks, 3, "every walk finished")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for perPage, ids := range walks {
+		nums := toInts(t, ids)
+		for i := 1; i < len(nums); i++ {
+			require.Less(t, nums[i-1], nums[i], "%d per page: ids must strictly increase (no duplicate)", perPage)
+		}
+		for _, id := range initial {
+			if _, found := slices.BinarySearch(nums, id); !found && !m.deleted["calls"][id] {
+				t.Errorf("%d per page: record %d existed throughout but was skipped", perPage, id)
+			}
+		}
+	}
+	assert.NotEmpty(t, m.deleted["calls"], "the mischief happened")
+}
+
 // times: under mischief at every call a page can outrun its budget.
 func walkDialectRetrying(t *testing.T, base string, perPage int, pageIDs func(answer) []string) []string {
 	t.Helper()

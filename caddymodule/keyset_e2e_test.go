@@ -6,10 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,35 +144,7 @@ func TestKeysetStylesUnderChurn(t *testing.T) {
 			srv := httptest.NewServer(m)
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options), srv.URL)
-			var (
-				wg    sync.WaitGroup
-				mu    sync.Mutex
-				walks = map[int][]string{}
-			)
-			for _, perPage := range []int{9, dialectLimit, dialectLimit + 30} {
-				wg.Go(func() {
-					ids := walkDialectRetrying(t, c.URL, perPage, s.pageIDs(t))
-					mu.Lock()
-					walks[perPage] = ids
-					mu.Unlock()
-				})
-			}
-			wg.Wait()
-			require.Len(t, walks, 3, "every walk finished")
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			for perPage, ids := range walks {
-				nums := toInts(t, ids)
-				for i := 1; i < len(nums); i++ {
-					require.Less(t, nums[i-1], nums[i], "%d per page: ids must strictly increase (no duplicate)", perPage)
-				}
-				for _, id := range initial {
-					if _, found := slices.BinarySearch(nums, id); !found && !m.deleted["calls"][id] {
-						t.Errorf("%d per page: record %d existed throughout but was skipped", perPage, id)
-					}
-				}
-			}
-			assert.NotEmpty(t, m.deleted["calls"], "the mischief happened")
+			walksUnderMischief(t, c.URL, m, initial, s.pageIDs(t))
 		})
 	}
 }
