@@ -5,6 +5,7 @@ package harness
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -376,11 +377,36 @@ func freeLoopbackAddr(t testing.TB) string {
 	return addr
 }
 
-func loopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// LoopbackAddr returns a loopback address with a port that was free a
+// moment ago and that no earlier call in this process has returned. The
+// kernel may hand the same ephemeral port to two binds in a row once the
+// first is closed, so two addresses asked for one config (a gateway and
+// its backend) could otherwise collide: "ambiguous site definition".
+func LoopbackAddr() (string, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return "", errors.New("harness: no fresh loopback port in 100 tries")
 }
+
+// handedOut is every address LoopbackAddr has returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// listen is net.Listen; a test replaces it with a kernel that repeats ports.
+var listen = net.Listen
+
+func loopbackAddr() (string, error) { return LoopbackAddr() }

@@ -101,3 +101,29 @@ func TestReloadThenAskAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackAddrNeverRepeats gives LoopbackAddr a kernel that hands out
+// the same free port twice in a row, as Linux may once the first bind is
+// closed (a CI run once got one port for a gateway and its backend), and
+// checks that the second address asked for is another one.
+func TestLoopbackAddrNeverRepeats(t *testing.T) {
+	var last net.Listener
+	repeats := true
+	listen = func(network, address string) (net.Listener, error) {
+		if repeats && last != nil {
+			repeats = false
+			return net.Listen(network, last.Addr().String())
+		}
+		ln, err := net.Listen(network, address)
+		last = ln
+		return ln, err
+	}
+	t.Cleanup(func() { listen = net.Listen })
+
+	first, err := LoopbackAddr()
+	require.NoError(t, err)
+	second, err := LoopbackAddr()
+	require.NoError(t, err)
+	assert.NotEqual(t, first, second)
+	assert.False(t, repeats, "the repeating kernel was asked")
+}

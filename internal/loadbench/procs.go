@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
 // The process mode runs the backend, the plain proxy and the gateway each
@@ -322,11 +324,4 @@ func (p *caddyProc) profile(ctx context.Context, seconds int, file string) error
 	return os.WriteFile(file, b, 0o644)
 }
 
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
+func freeLoopbackAddr() (string, error) { return harness.LoopbackAddr() }
