@@ -300,6 +300,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
 		if g.dialect.Keysets() {
 			ep.engine.Keyset = g.dialect.KeysetCheck
+			ep.engine.KeysetInclusive = g.dialect.KeysetInclusive()
 			ep.engine.OnKeysetMisread = g.keysetMisread(ep)
 		}
 		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))

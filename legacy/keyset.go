@@ -67,6 +67,22 @@ func (d Dialect) KeysetCheck(id string) error {
 	return nil
 }
 
+// KeysetInclusive reports whether the keyset template's condition looks
+// inclusive ("at or above the id": json-server's id_gte={id}, a >= in a
+// filter, PostgREST's id=gte.{id}), from the template's text around {id}:
+// a guess that lets a cold cursor on such a backend cost one call, since
+// its answers send the cursor's own record too. The engine corrects a
+// wrong guess from the answers, at a record or a call.
+func (d Dialect) KeysetInclusive() bool {
+	before, after, _ := strings.Cut(d.Keyset, KeysetPlaceholder)
+	text := before + after
+	if s, err := url.QueryUnescape(text); err == nil {
+		text = s
+	}
+	text = strings.ToLower(text)
+	return strings.Contains(text, ">=") || strings.Contains(text, "gte")
+}
+
 // KeysetParams returns the decoded names of the parameters the keyset
 // template sets, in its order.
 func (d Dialect) KeysetParams() []string {

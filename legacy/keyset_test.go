@@ -128,6 +128,26 @@ func TestParseKeysetTemplate(t *testing.T) {
 	}
 }
 
+// TestDialectKeysetInclusive: the templates whose operator reads "at or
+// above" are expected to send the cursor's own record.
+func TestDialectKeysetInclusive(t *testing.T) {
+	for tmpl, want := range map[string]bool{
+		"id_gt={id}":                      false,
+		"id=gt.{id}":                      false,
+		"filter=(id>'{id}')":              false,
+		"filter=%28id%3E%27{id}%27%29":    false,
+		"filters[id][$gt]={id}":           false,
+		"id_gte={id}":                     true,
+		"id=gte.{id}":                     true,
+		"filter=(id>='{id}')":             true,
+		"filter=%28id%3E%3D%27{id}%27%29": true,
+		"filters[id][$gte]={id}":          true,
+		"ID__GTE={id}":                    true,
+	} {
+		assert.Equal(t, want, Dialect{Keyset: tmpl}.KeysetInclusive(), tmpl)
+	}
+}
+
 // FuzzKeysetQuery: for every template ParseKeysetTemplate accepts and
 // every id KeysetCheck accepts, the backend query parses back to the
 // template's parameter holding exactly the template's text around the

@@ -108,6 +108,12 @@ type Engine struct {
 	// cursor id can be written into such a query safely: a cursor page
 	// whose id it refuses is read by offset, as without it.
 	Keyset func(id string) error
+	// KeysetInclusive says the keyset condition is expected to send the
+	// cursor's own record too (id_gte): every keyset call asks one record
+	// more from a list's first page on. Where it is false, an answer that
+	// sends the cursor's record teaches the list identity the same, at
+	// the cost of one more call for that page.
+	KeysetInclusive bool
 	// OnKeysetMisread, when set, is called when an answer shows that the
 	// backend ignored or misread the keyset condition; that list is read
 	// by offset from then on. It may be called from concurrent pages.

@@ -15,10 +15,10 @@ import (
 //
 // The condition is the backend's, so answers are checked: in id order,
 // and every record above the cursor, but for the cursor's own record
-// first (an inclusive condition, id_gte, which is learned). An answer
-// that breaks that shows the backend ignored or misread the condition:
-// the page is read by offset instead, and so is every later page of that
-// list identity.
+// first (an inclusive condition, id_gte, which Engine.KeysetInclusive
+// expects or answers teach). An answer that breaks that shows the
+// backend ignored or misread the condition: the page is read by offset
+// instead, and so is every later page of that list identity.
 
 // keyset is what a list identity learned of its backend's keyset answers.
 type keyset struct {
@@ -43,7 +43,7 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // counts on from: they are the fetcher's first).
 func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int) (_ *Page, _ *StoredWindow, calls int, _ error) {
 	ls.mu.Lock()
-	inclusive := ls.keyed.inclusive
+	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
 	maxCalls := e.MaxCalls
 	if maxCalls < 1 {
