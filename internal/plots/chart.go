@@ -67,24 +67,46 @@ func (c chart) svg(lines []series) string {
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#333"/>`+"\n", left, top, plotW, plotH)
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", left+plotW/2, height-14, html.EscapeString(c.xLabel))
 	fmt.Fprintf(&b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", top+plotH/2, html.EscapeString(c.yLabel))
-	// Series and legend.
+	// Series, each drawn wider than the ones after it, so that lines
+	// which coincide (a gateway costing exactly what a _page walk costs)
+	// show as nested stripes of their colours instead of hiding each other.
 	for i, s := range lines {
-		colour := palette[i%len(palette)]
+		colour, w := palette[i%len(palette)], strokeWidth(i, len(lines))
 		var pts []string
 		for _, p := range s.points {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p[0]), py(p[1])))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="%.1f" stroke-linejoin="round" points="%s"/>`+"\n", colour, w, strings.Join(pts, " "))
 		for _, p := range s.points {
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s: %s</title></circle>`+"\n",
-				px(p[0]), py(p[1]), colour, html.EscapeString(s.label), label(p[1]))
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>%s: %s</title></circle>`+"\n",
+				px(p[0]), py(p[1]), w/2+1.5, colour, html.EscapeString(s.label), label(p[1]))
 		}
-		ly := top + 12 + 18*i
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>`+"\n", left+12, left+36, ly, ly, colour)
+	}
+	// The legend, on a white box so that no line runs through its text.
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="white" fill-opacity="0.85" stroke="#ccc"/>`+"\n",
+		left+6, top+4, legendWidth(lines), 18*len(lines)+8)
+	for i, s := range lines {
+		colour, w := palette[i%len(palette)], strokeWidth(i, len(lines))
+		ly := top + 17 + 18*i
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%.1f"/>`+"\n", left+12, left+36, ly, ly, colour, w)
 		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", left+42, ly, html.EscapeString(s.label))
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// strokeWidth is the width of series i of n: the last is 2 px, each
+// before it 1.5 px wider, so any line drawn over it leaves its edges showing.
+func strokeWidth(i, n int) float64 { return 2 + 1.5*float64(n-1-i) }
+
+// legendWidth is a width for the legend's box: the longest label at
+// about 6.2 px a character, after the sample line.
+func legendWidth(lines []series) int {
+	longest := 0
+	for _, s := range lines {
+		longest = max(longest, len(s.label))
+	}
+	return 42 + longest*62/10
 }
 
 // yTicks are powers of ten on a log axis, else five even steps.

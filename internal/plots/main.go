@@ -122,8 +122,8 @@ func costByDepth(results []result) string {
 	}
 	return chart{
 		title:  "Backend records stepped through per page, by depth (5,000 records, 10 a page)",
-		xLabel: "depth in the list (records before the page, end of each tenth)",
-		yLabel: "records read per page (log)",
+		xLabel: "depth in the list: records before the page (each point: the pages in the tenth ending there)",
+		yLabel: "records stepped through per page (log scale)",
 		logY:   true,
 	}.svg(lines)
 }
@@ -166,8 +166,8 @@ func scaleOutCalls(results []result) string {
 	}
 	return chart{
 		title:  "Backend calls per page across instances (20,000 records, 10 a page)",
-		xLabel: "instances (round robin: the three round-robin lines lie together at 1.00)",
-		yLabel: "backend calls per page (log)",
+		xLabel: "gateway instances behind the balancer (at 1, both policies are the same)",
+		yLabel: "backend calls per page (log scale)",
 		logY:   true,
 	}.svg(lines)
 }
