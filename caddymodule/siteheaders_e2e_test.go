@@ -21,6 +21,9 @@ func (b headerBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "private, max-age=5")
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("X-Backend", "b")
+	h.Add("Set-Cookie", "a=1")
+	h.Add("Set-Cookie", "b=2")
+	h.Set("X-Drop", "x")
 	if r.Header.Get("X-Fail") == "401" {
 		h.Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -35,7 +38,10 @@ func (b headerBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the backend's both reach a page the gateway composes, exactly as they
 // reach an answer reverse_proxy passes on from the same backend: the site's
 // first, then the backend's, none replaced; Caddy's Server header gives
-// way to reverse_proxy's Via; a deferred `header` applies to both alike.
+// way to reverse_proxy's Via; a deferred `header` (a `>` set, or a
+// deletion such as `-Server` or `-X-Drop`) applies to both alike. Set-Cookie
+// keeps every value of the site's and the backend's. A page cut from a
+// read-ahead window, with no backend call of its own, is no different.
 func TestSiteHeadersJoinTheBackendsAsReverseProxy(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 14, Records: 100})
 	srv := httptest.NewServer(headerBackend{next: b})
@@ -46,6 +52,9 @@ http://:0 {
 	header Vary Accept-Language
 	header X-Site s
 	header >X-Deferred d
+	header Set-Cookie site=1
+	header -Server
+	header -X-Drop
 	handle_path /direct/* {
 		reverse_proxy {backend}
 	}
@@ -58,7 +67,7 @@ http://:0 {
 }
 `, srv.URL)
 	all := strIDs(b.IDs("calls"))
-	compared := []string{"Cache-Control", "Vary", "X-Site", "X-Backend", "X-Deferred", "Via", "Server"}
+	compared := []string{"Cache-Control", "Vary", "X-Site", "X-Backend", "X-Deferred", "Via", "Server", "Set-Cookie", "X-Drop"}
 	direct := get(t, c.URL+"/direct/calls?_perPage=3")
 	require.Equal(t, http.StatusOK, direct.status, string(direct.body))
 	refused := get(t, c.URL+"/direct/calls?_perPage=3", "X-Fail", "401")
@@ -71,6 +80,8 @@ http://:0 {
 		assert.Equal(t, "d", want.header.Get("X-Deferred"))
 		assert.Empty(t, want.header.Values("Server"), "reverse_proxy drops Caddy's Server for its Via")
 		assert.NotEmpty(t, want.header.Get("Via"))
+		assert.Equal(t, []string{"site=1", "a=1", "b=2"}, want.header.Values("Set-Cookie"))
+		assert.Empty(t, want.header.Values("X-Drop"), "a deferred deletion removes the backend's too")
 	}
 
 	for _, tc := range []struct {
@@ -93,4 +104,26 @@ http://:0 {
 			}
 		})
 	}
+
+	t.Run("pages cut from a read-ahead window", func(t *testing.T) {
+		cursor, fromWindow := "", 0
+		for page := range 6 {
+			query := "_perPage=5"
+			if cursor != "" {
+				query += "&_cursor=" + cursor
+			}
+			before := b.Requests("calls")
+			a := get(t, c.URL+"/calls?"+query, "X-Api-Key", "window-walker")
+			require.Equal(t, http.StatusOK, a.status, string(a.body))
+			if b.Requests("calls") == before {
+				fromWindow++
+			}
+			for _, name := range compared {
+				assert.Equal(t, direct.header.Values(name), a.header.Values(name), "page %d: %s as reverse_proxy gives it", page, name)
+			}
+			cursor = a.header.Get("next_page_cursor")
+			require.NotEmpty(t, cursor)
+		}
+		assert.Positive(t, fromWindow, "some pages came from a window, with no backend call")
+	})
 }
