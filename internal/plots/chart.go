@@ -15,8 +15,8 @@ type chart struct {
 }
 
 const (
-	width, height         = 720, 420
-	left, right, top, bot = 70, 20, 40, 60
+	width, height         = 940, 420
+	left, right, top, bot = 70, 240, 40, 60
 )
 
 // palette: colours that stay apart for common colour blindness (Okabe-Ito).
@@ -34,7 +34,9 @@ func (c chart) svg(lines []series) string {
 		}
 	}
 	if c.logY {
-		ymin, ymax = math.Pow(10, math.Floor(math.Log10(ymin))), math.Pow(10, math.Ceil(math.Log10(ymax)))
+		// Whole decades, with room, so that a line on a decade (keyset's
+		// ten records a page) is drawn inside the frame, not on it.
+		ymin, ymax = math.Pow(10, math.Floor(math.Log10(ymin*0.8))), math.Pow(10, math.Ceil(math.Log10(ymax*1.25)))
 	} else {
 		ymin, ymax = 0, niceCeil(ymax*1.1)
 	}
@@ -82,14 +84,15 @@ func (c chart) svg(lines []series) string {
 				px(p[0]), py(p[1]), w/2+1.5, colour, html.EscapeString(s.label), label(p[1]))
 		}
 	}
-	// The legend, on a white box so that no line runs through its text.
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="white" fill-opacity="0.85" stroke="#ccc"/>`+"\n",
-		left+6, top+4, legendWidth(lines), 18*len(lines)+8)
+	// The legend, right of the frame, so that it hides no line.
+	lx := width - right + 12
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="white" stroke="#ccc"/>`+"\n",
+		lx-6, top, legendWidth(lines), 18*len(lines)+8)
 	for i, s := range lines {
 		colour, w := palette[i%len(palette)], strokeWidth(i, len(lines))
-		ly := top + 17 + 18*i
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%.1f"/>`+"\n", left+12, left+36, ly, ly, colour, w)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", left+42, ly, html.EscapeString(s.label))
+		ly := top + 13 + 18*i
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%.1f"/>`+"\n", lx, lx+24, ly, ly, colour, w)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", lx+30, ly, html.EscapeString(s.label))
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
