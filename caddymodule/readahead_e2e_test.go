@@ -288,3 +288,40 @@ func TestReadaheadWindowServesConcurrentPages(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, calls, b.Requests("calls"), "every page was cut from the window")
 }
+
+// TestReadaheadAtTheBackendLimit walks, through a real Caddy, by pages as
+// large as the backend's limit and larger, where no window holds two
+// pages: each page's last call reads on, and the next page starts from
+// what it holds (a head), so the walk costs the page-numbered reference
+// backend about one call a page and what a _page walk steps through,
+// where it cost two calls a page and twice the steps. Exact, record for
+// record, in every dialect's page sizes.
+func TestReadaheadAtTheBackendLimit(t *testing.T) {
+	const records, limit = 6000, 200
+	for _, tc := range []struct {
+		perPage int
+		calls   float64 // per page, at most
+		stepped float64 // of a _page walk's, at most
+	}{
+		{limit, 1.15, 1.15},         // before heads: 2.00 and 2.00
+		{limit * 3 / 2, 1.75, 1.75}, // 2.05 and 1.97; 1.5 calls is the least a page of 301 records in answers of 200 can cost
+	} {
+		t.Run(fmt.Sprintf("perPage=%d", tc.perPage), func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 31, Records: records, MaxPerPage: limit})
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
+			ids, pages := walkCursor(t, c.URL, "/calls", tc.perPage, "")
+			require.Equal(t, strIDs(b.IDs("calls")), ids)
+			pageWalk := int64(0) // a _page walk by the same pages, each stepping through all before it
+			for off := 0; off < records; off += tc.perPage {
+				pageWalk += int64(min(off+tc.perPage, records))
+			}
+			calls, stepped := b.Requests("calls"), b.Stepped("calls")
+			t.Logf("%d pages: %.3f calls a page, %.3f of a _page walk's records stepped through",
+				pages, float64(calls)/float64(pages), float64(stepped)/float64(pageWalk))
+			assert.LessOrEqual(t, float64(calls)/float64(pages), tc.calls, "backend calls a page")
+			assert.LessOrEqual(t, float64(stepped)/float64(pageWalk), tc.stepped, "records stepped through, of a _page walk's")
+		})
+	}
+}

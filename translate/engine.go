@@ -76,11 +76,18 @@ type Page struct {
 	Stored *StoredWindow
 	// Keyset says the page was read by keyset (records above the cursor).
 	Keyset bool
+	// Head is how many of the page's first records were cut from a
+	// read-ahead window that did not hold the whole page; the rest were
+	// read from the backend, stitched on the last of them.
+	Head int
 
 	// nextAt, when not 0, is one past the offset of the page's last
 	// record, and nextID the id after it, for the index (see cutFrom).
 	nextAt int
 	nextID string
+	// head, on a page WindowStore.cut gave as a head, is the window its
+	// records come from; the engine reads the rest of the page.
+	head *StoredWindow
 }
 
 // Engine serves keyset pages (records after an id) from a backend that
@@ -195,9 +202,11 @@ func (e *BackendError) Error() string {
 // The page is planned in three steps, the seam between read-ahead and the
 // backend's dialect: the window the page wants (its records, and more
 // when a walk continues: readahead), whether a stored window already holds
-// it (cut), and how the backend is asked for it: by keyset (records above
-// the cursor) where the backend takes that and the cursor id is safe to
-// write into its query, else by page or offset (offsetPage).
+// it (cut; a window that holds only the first of its records gives them
+// as the page's head, and the backend is asked for the rest), and how the
+// backend is asked: by keyset (records above the cursor) where the backend
+// takes that and the cursor id is safe to write into its query, else by
+// page or offset (offsetPage).
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
@@ -205,12 +214,15 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	ls := e.lists.get(req.List, e.ListLimit)
 	now, ttl := e.now(), e.Windows.TTL()
 	walk := ls.continues(req, now, ttl)
+	var head *Page // a window's records after the cursor, short of the page
 	if req.After != "" && !req.Fresh {
-		if pg := e.Windows.cut(req.List, req.After, req.Size, now); pg != nil {
+		pg, partial := e.Windows.cut(req.List, req.After, req.Size, now)
+		if pg != nil && !partial {
 			e.cutFrom(req, pg)
 			ls.walked(pg, walk, now, ttl)
 			return pg, nil
 		}
+		head = pg
 	}
 	ahead := ls.readahead(req, walk, ttl)
 	var (
@@ -220,10 +232,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		err   error
 	)
 	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err = e.keysetPage(ctx, f, ls, req, ahead)
+		pg, run, calls, err = e.keysetPage(ctx, f, ls, req, ahead, head)
 	}
 	if pg == nil && err == nil {
-		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls)
+		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, head)
 	}
 	if err != nil {
 		return nil, err
@@ -243,15 +255,19 @@ func (e *Engine) now() time.Time {
 }
 
 // offsetPage reads a page by page number or offset, searching for the
-// cursor's place, with ahead records more in its first call when a walk
-// continues, after calls already made for the page. It returns the answer
-// to keep as a read-ahead window, if any.
-func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int) (*Page, *StoredWindow, error) {
+// cursor's place (or stitched on a window's head, when there is one), with
+// ahead records more in each call when a walk continues, after calls
+// already made for the page. It returns the answer to keep as a read-ahead
+// window, if any.
+func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, head *Page) (*Page, *StoredWindow, error) {
 	var r pageRead
 	if err := r.start(e, f, ls, req); err != nil {
 		return nil, nil, err
 	}
 	r.ahead, r.pg.Calls = ahead, calls
+	if head != nil {
+		r.startFrom(head)
+	}
 	defer r.learnAnswer(nil) // a page that fails still teaches the index
 
 	for {

@@ -37,11 +37,17 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 }
 
 // keysetPage reads a cursor page by keyset, with ahead records more in
-// its first call when a walk continues. It returns a nil page and no
-// error when an answer showed the backend does not keep the condition:
-// the caller reads the page by offset, after the calls made (which it
-// counts on from: they are the fetcher's first).
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int) (_ *Page, _ *StoredWindow, calls int, _ error) {
+// each call when a walk continues; a window's head, when there is one,
+// starts the page, and the first call asks for the records above its
+// last. Each call is anchored at an id the page already holds, and only
+// an id the template can carry safely is written into the backend's
+// query: the cursor was checked (keysetFor), and the ids the backend sent
+// are checked here, as any text written into a query is. It returns a nil
+// page and no error when an answer showed the backend does not keep the
+// condition, or an anchor cannot be written: the caller reads the page by
+// offset, after the calls made (which it counts on from: they are the
+// fetcher's first).
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
@@ -52,8 +58,12 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	want := req.Size + 1
 	pg := &Page{Source: -1, Keyset: true}
 	after := req.After
+	if head != nil {
+		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, len(head.IDs) // capped: the next take copies
+		after = head.IDs[len(head.IDs)-1]
+	}
 	var (
-		first   *StoredWindow // the first answer, as a window to keep
+		run     *StoredWindow // the last answer that holds records past the page, as a window to keep
 		suspect = -1          // a short answer's length not yet explained: a clamp, or the end
 	)
 	for {
@@ -63,11 +73,12 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		if pg.Calls == maxCalls {
 			return nil, nil, 0, &CallLimitError{Calls: pg.Calls}
 		}
-		v := ls.sizes.view(e.MaxPageSize)
-		ask := want - len(pg.IDs)
-		if len(pg.IDs) == 0 {
-			ask += ahead
+		if after != req.After && e.Keyset(after) != nil {
+			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset
+			return nil, nil, pg.Calls, nil
 		}
+		v := ls.sizes.view(e.MaxPageSize)
+		ask := want - len(pg.IDs) + ahead
 		if inclusive {
 			ask++
 		}
@@ -105,11 +116,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		}
 		if len(ids) > 0 && e.Order.Compare(ids[0], after) <= 0 {
 			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, the backend answered with id %.40q first", after, ids[0]))
-			if r, ok := f.(Releaser); ok {
-				for c := range pg.Calls {
-					r.Release(c)
-				}
-			}
+			e.releaseAll(f, pg.Calls)
 			return nil, nil, pg.Calls, nil
 		}
 		pg.Fetched += n
@@ -122,18 +129,21 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			suspect = n
 		}
 		take := min(len(ids), want-len(pg.IDs))
+		if ahead > 0 && (len(ids)-take >= 1 || ended) {
+			// Anchored at after by the backend's condition: a run of the
+			// list above it, whatever this page took of it.
+			run = &StoredWindow{ids: ids, records: recs, floor: after, ended: ended, start: -1, call: pg.Calls - 1}
+		}
 		if take > 0 {
 			if pg.Source < 0 {
 				pg.Source = pg.Calls - 1
+			}
+			if len(pg.IDs) == 0 {
 				pg.IDs = ids[:take:take]
 				if recs != nil {
 					pg.Records = recs[:take:take]
 				}
-				if ahead > 0 && (len(ids) > 2*req.Size || ended) {
-					first = &StoredWindow{ids: ids, records: recs, floor: after, ended: ended, start: -1, call: pg.Calls - 1}
-				}
 			} else {
-				first = nil // a page of two answers: no single window holds it
 				pg.IDs = append(pg.IDs, ids[:take]...)
 				if recs != nil {
 					pg.Records = append(pg.Records, recs[:take]...)
@@ -157,7 +167,16 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			pg.Records = pg.Records[:req.Size]
 		}
 	}
-	return pg, first, pg.Calls, nil
+	return pg, run, pg.Calls, nil
+}
+
+// releaseAll frees the answers of the first calls of a page given up.
+func (e *Engine) releaseAll(f Fetcher, calls int) {
+	if r, ok := f.(Releaser); ok {
+		for c := range calls {
+			r.Release(c)
+		}
+	}
 }
 
 // keysetMisread stops keyset reads of the list and tells the observer.

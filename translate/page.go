@@ -25,14 +25,14 @@ type pageRead struct {
 	s        search // where the cursor's records are, once searching
 	offset   int    // offset mode: where the page starts; -1 once searching
 
-	// ahead is how many records past the page the first call reads, when
-	// a walk continues (read-ahead); src is the answer the page starts
-	// in, srcBelow its records at or below the cursor, and answers the
-	// number of answers the page took records from.
-	ahead    int
-	src      answer
-	srcBelow int
-	answers  int
+	// ahead is how many records past the page each call reads, when a
+	// walk continues (read-ahead); last is the last answer the page took
+	// records from, lastBelow its records at or below the record the page
+	// went on after, and lastTook the records it gave the page.
+	ahead     int
+	last      answer
+	lastBelow int
+	lastTook  int
 
 	// unlearned is the last answer read, not yet given to the index: it
 	// is learned before the next call, or in finish together with the
@@ -93,18 +93,39 @@ func (r *pageRead) budget(ctx context.Context) error {
 
 // plan plans the next call: in offset mode from the offset, else where the
 // search expects the cursor's records, within the page sizes the backend
-// was seen to serve. Until the page has a record, a walk that continues
-// reads ahead.
+// was seen to serve. A walk that continues reads ahead in every call: a
+// call that completes a page read in several (a page as large as the
+// backend's limit, or larger) then holds the next page's first records,
+// kept as a window whose head the next page starts from.
 func (r *pageRead) plan() Window {
 	var s *search
 	if r.offset < 0 {
 		s = &r.s
 	}
-	ahead := 0
-	if len(r.pg.IDs) == 0 {
-		ahead = r.ahead
+	return r.p.next(s, r.offset, r.want-len(r.pg.IDs), r.ahead)
+}
+
+// startFrom starts the page with a window's records after the cursor,
+// fewer than the page and the record after it (head): the page goes on
+// as a page read in several calls does, with a call stitched on the
+// head's last record, whose place that call must confirm. A keyset
+// window, which has no offsets to stitch by, or one whose last record no
+// page the backend serves can overlap, is not used: the page is read as
+// any page is.
+func (r *pageRead) startFrom(head *Page) {
+	w, n := head.head, len(head.IDs)
+	lastOff := w.start + len(w.ids) - 1
+	if w.start < 0 || n == 0 || !r.p.canOverlap(lastOff) {
+		return
 	}
-	return r.p.next(s, r.offset, r.want-len(r.pg.IDs), ahead)
+	r.pg.IDs, r.pg.Records, r.pg.Head = head.IDs, head.Records, n // capped: the next take copies
+	r.takenOff = make([]int, 0, r.want)
+	for k := range n {
+		r.takenOff = append(r.takenOff, lastOff-n+1+k)
+	}
+	last := head.IDs[n-1]
+	r.s.init(r.e.Order, last, &hint{lo: sample{off: lastOff, id: last}, hasLo: true, end: r.s.end})
+	r.offset = -1
 }
 
 // release frees the answer of a call that gave the page nothing, once
@@ -218,9 +239,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 // whether the page is done: full with its lookahead, or at the list's end.
 func (r *pageRead) take(a answer, below int) (done bool) {
 	pg, ids, start := r.pg, a.b.IDs, a.w.Start
-	r.answers++
 	if pg.Source < 0 {
-		r.src, r.srcBelow = a, below
 		pg.Source = a.call
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
 			// Remember the cursor's own record, which a wide window holds
@@ -231,6 +250,7 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 		}
 	}
 	take := min(len(ids)-below, r.want-len(pg.IDs))
+	r.last, r.lastBelow, r.lastTook = a, below, take
 	if len(pg.IDs) == 0 && take > 0 {
 		// Most pages come from one answer: share its slices, capped so
 		// that a stitched call appends to a copy, not into the answer.
@@ -278,20 +298,21 @@ func (r *pageRead) stitch(a answer) error {
 	return nil
 }
 
-// window returns the answer of a page read ahead as a window to keep, or
-// nil: when the page was not read ahead, took records from more than one
-// answer, or its answer holds no record at or below the cursor and does
-// not start the list (the guarantee's condition), or holds nothing a next
-// page could be cut from. Called before finish cuts the page.
+// window returns the last answer of a page read ahead as a window to
+// keep, or nil: when the page was not read ahead, or that answer holds no
+// record at or below the one the page went on after and does not start
+// the list (the guarantee's condition), or holds no record past the
+// page's lookahead that a next page could start from. Called before
+// finish cuts the page.
 func (r *pageRead) window() *StoredWindow {
-	a, below := &r.src, r.srcBelow
-	if r.ahead == 0 || r.answers != 1 || r.req.After == "" || below == 0 && a.w.Start != 0 {
+	a, below := &r.last, r.lastBelow
+	if r.ahead == 0 || r.req.After == "" || a.b.IDs == nil || below == 0 && a.w.Start != 0 {
 		return nil
 	}
 	ids := a.b.IDs
 	ended := a.short()
-	if rest := len(ids) - below - r.req.Size; rest <= r.req.Size && !ended {
-		return nil // not a page more than the page itself read
+	if len(ids)-below-r.lastTook < 1 && !ended {
+		return nil // nothing past the page's lookahead
 	}
 	w := &StoredWindow{ids: ids, records: a.b.Records, ended: ended, start: a.w.Start, call: a.call}
 	if a.w.Start == 0 {

@@ -120,15 +120,15 @@ func (v sizeView) plan(from, to, cap int, offsets bool) Window {
 	return PlanWindow(from, to, min(cap, v.limit))
 }
 
-// planAhead is plan for a read-ahead window of a walk by pages of page
-// records: it covers [from, to) and reaches toward far as far as the
-// backend's pages allow with little waste (PlanReadahead). A backend with
-// fixed pages is asked as always.
-func (v sizeView) planAhead(from, to, far, page, cap int, offsets bool) Window {
+// planAhead is plan for a read-ahead window of a walk: it covers
+// [from, to) and reaches toward far as far as the backend's pages allow
+// with little waste (PlanReadahead). A backend with fixed pages is asked
+// as always.
+func (v sizeView) planAhead(from, to, far, cap int, offsets bool) Window {
 	if v.fixed {
 		return v.plan(from, to, cap, offsets)
 	}
-	return PlanReadahead(from, to, far, page, min(cap, v.limit), offsets)
+	return PlanReadahead(from, to, far, min(cap, v.limit), offsets)
 }
 
 // verdict is what one answer says, judged against the page sizes seen.
@@ -297,7 +297,7 @@ func (p *planner) next(s *search, offset, need, ahead int) Window {
 	case ahead > 0 && s != nil && s.lo >= 0 && (s.exact() || s.upper() == s.lo+1):
 		// The cursor's record is at lo, as when a walk continues: its
 		// window, and as much of what follows as readahead asks.
-		w = p.v.planAhead(s.lo, s.lo+1+need, s.lo+1+need+ahead, need-1, p.cap, p.e.Offsets)
+		w = p.v.planAhead(s.lo, s.lo+1+need, s.lo+1+need+ahead, p.cap, p.e.Offsets)
 	case offset >= 0:
 		w = plan(offset, offset+need)
 	default:

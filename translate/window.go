@@ -36,21 +36,20 @@ func PlanOffsetWindow(from, to, maxSize int) Window {
 }
 
 // PlanReadahead returns the backend call that reads a walk ahead: it
-// covers offsets [from, to) (the cursor's record, a page of page records
-// and the one after it) and reaches toward far, never past it. The walk
-// is served in whole pages, so what a window holds past its last whole
-// page (and the record after it) is read again with the next window; and
-// a backend that pages by number can only be asked for a page that starts
-// on a multiple of its size, so the records between that start and from
-// are read for nothing. Among the page sizes up to maxSize that reach at
-// least half way to far, it takes the one wasting the least share of what
-// it reads, the larger on a tie. With offsets the window starts at from
-// and ends after its last whole page. It looks at a bounded number of
-// sizes.
-func PlanReadahead(from, to, far, page, maxSize int, offsets bool) Window {
+// covers offsets [from, to) (the cursor's record, a page and the one
+// after it) and reaches toward far, never past it. Every record after the
+// cursor's that the window holds is served: in pages cut from it, and
+// what is left past its last whole page as the head of the page after,
+// whose rest the engine reads with the next window. With offsets the
+// window starts at from. A backend that pages by number can only be asked
+// for a page that starts on a multiple of its size, so the records
+// between that start and from are read for nothing: among the page sizes
+// up to maxSize that reach at least half way to far, it takes the one
+// that reads the most after the cursor for the least before it. It looks
+// at a bounded number of sizes.
+func PlanReadahead(from, to, far, maxSize int, offsets bool) Window {
 	from = max(from, 0)
 	to = max(to, from+1)
-	page = max(page, 1)
 	width := to - from // the cursor's record, a page, and one more
 	reach := min(far-from, maxSize)
 	if reach <= width {
@@ -60,8 +59,7 @@ func PlanReadahead(from, to, far, page, maxSize int, offsets bool) Window {
 		return PlanWindow(from, to, maxSize)
 	}
 	if offsets {
-		pages := (reach - 2) / page
-		return Window{Start: from, Size: pages*page + 2}
+		return Window{Start: from, Size: reach}
 	}
 	best, bestScore := Window{}, math.Inf(-1)
 	for s, looked := min(maxSize, far), 0; s >= width && looked < readaheadSizes; s, looked = s-1, looked+1 {
@@ -70,13 +68,12 @@ func PlanReadahead(from, to, far, page, maxSize int, offsets bool) Window {
 		if cover < width || cover > reach || 2*cover < reach {
 			continue
 		}
-		// Pages served count for the window, records read and not
-		// served (before the cursor, past the last whole page) against
-		// it, twice: a record read for nothing costs the backend, and so
+		// Records after the cursor's count for the window; those read
+		// for nothing (before it, and the cursor's own) against it,
+		// twice: a record read for nothing costs the backend, and so
 		// does each call more, which steps through every record before
 		// it again.
-		served := (cover - 2) / page * page
-		if score := float64(served) - 2*float64(s-served); score > bestScore {
+		if score := float64(cover-1) - 2*float64(r+1); score > bestScore {
 			best, bestScore = Window{Start: from - r, Size: s}, score
 		}
 	}

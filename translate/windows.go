@@ -105,15 +105,24 @@ func (s *WindowStore) Stats() WindowStats {
 }
 
 // cut returns the page of size records after the cursor from a window of
-// list that holds it, or nil. A window holds the page when the cursor is
-// at or above its floor and the page's records and one more (or the
-// list's end) follow the cursor in it.
-func (s *WindowStore) cut(list, after string, size int, now time.Time) *Page {
+// list that holds it. A window holds the page when the cursor is at or
+// above its floor and the page's records and one more (or the list's end)
+// follow the cursor in it. Failing that, a window that holds some of the
+// records after the cursor gives them as the page's head (head true): the
+// engine reads the rest from the backend, stitched on the head's last
+// record, so that a walk whose pages a window cannot hold (a page as large
+// as the backend's limit) still reads each record once. nil when no
+// window holds a record after the cursor.
+func (s *WindowStore) cut(list, after string, size int, now time.Time) (pg *Page, head bool) {
 	if s == nil {
-		return nil
+		return nil, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var (
+		part  *StoredWindow // the window with the longest head, if no window holds the page
+		partK int
+	)
 	ws := s.lists[list]
 	for i := 0; i < len(ws); i++ {
 		w := ws[i]
@@ -129,6 +138,9 @@ func (s *WindowStore) cut(list, after string, size int, now time.Time) *Page {
 		k := sort.Search(len(w.ids), func(i int) bool { return s.order.Compare(w.ids[i], after) > 0 })
 		rest := len(w.ids) - k
 		if rest <= size && !w.ended {
+			if rest > 0 && (part == nil || rest > len(part.ids)-partK) {
+				part, partK = w, k
+			}
 			continue
 		}
 		n := min(rest, size)
@@ -143,9 +155,18 @@ func (s *WindowStore) cut(list, after string, size int, now time.Time) *Page {
 		}
 		s.lru.MoveToFront(w.elem)
 		s.served.Add(1)
-		return pg
+		return pg, false
 	}
-	return nil
+	if part == nil {
+		return nil, false
+	}
+	s.lru.MoveToFront(part.elem)
+	n := len(part.ids)
+	pg = &Page{IDs: part.ids[partK:n:n], Source: -1, head: part}
+	if part.records != nil {
+		pg.Records = part.records[partK:n:n]
+	}
+	return pg, true
 }
 
 // keep stores w for list, unless the store holds nothing or w is larger
