@@ -142,3 +142,40 @@ func TestKeysetClamp(t *testing.T) {
 	assert.True(t, learned)
 	assert.Equal(t, 50, limit)
 }
+
+// recordingList is a memList that keeps every window asked of it.
+type recordingList struct {
+	*memList
+	asked []Window
+}
+
+func (l *recordingList) Fetch(ctx context.Context, w Window) (Batch, error) {
+	l.asked = append(l.asked, w)
+	return l.memList.Fetch(ctx, w)
+}
+
+// TestKeysetAnchorsAreChecked: a page that needs a second keyset call
+// anchors it at the last id the backend sent, and that id is written into
+// the backend's query as the cursor is: one the template cannot carry is
+// never asked by keyset; the page is read by offset and is exact.
+func TestKeysetAnchorsAreChecked(t *testing.T) {
+	l := &recordingList{memList: newMemList(evenIDs(1000))}
+	l.clampAt = 50 // the first answer ends at 510: the page goes on after it
+	e := keysetEngine(false)
+	e.Keyset = func(id string) error {
+		if id == "510" {
+			return errors.New("unsafe")
+		}
+		return nil
+	}
+	pg, err := e.Page(context.Background(), l, Request{List: "x", After: "10", Size: 60})
+	require.NoError(t, err)
+	want, more := after(evenIDs(1000), 10, 60)
+	assert.Equal(t, want, parseIDs(pg.IDs))
+	assert.Equal(t, more, pg.More)
+	require.NotEmpty(t, l.asked)
+	assert.Equal(t, "10", l.asked[0].After, "the cursor is asked by keyset")
+	for _, w := range l.asked {
+		assert.NotEqual(t, "510", w.After, "an unsafe anchor is never asked by keyset")
+	}
+}
