@@ -106,7 +106,26 @@ func wantsFresh(h http.Header) bool {
 		return false
 	}
 	for _, v := range cc {
-		if hasDirective(v, "no-cache") || hasDirective(v, "max-age=0") || hasDirective(v, "no-store") {
+		if hasDirective(v, "no-cache") || hasDirective(v, "no-store") || maxAgeZero(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxAgeZero reports whether a Cache-Control list holds a max-age of
+// zero seconds, however written: max-age=0, max-age=00, or the quoted
+// max-age="0" that RFC 9111 (section 5.2) asks recipients to accept.
+func maxAgeZero(list string) bool {
+	for part := range strings.SplitSeq(list, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || !strings.EqualFold(name, "max-age") {
+			continue
+		}
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		if value != "" && strings.Trim(value, "0") == "" {
 			return true
 		}
 	}
