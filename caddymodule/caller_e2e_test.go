@@ -19,7 +19,8 @@ import (
 // keyedBackend shows each API key its own records, as a multi-tenant
 // help desk does: a key (X-Api-Key, else Authorization) that starts with
 // "a" sees the ids in a, one that starts with "b" those in b; any other
-// key gets a 401. It pages by _page and _perPage from 1, sorted by
+// key gets a 401. Without X-Api-Key, the user an authenticating proxy
+// names in X-Forwarded-User is the key. It pages by _page and _perPage from 1, sorted by
 // _sortField=id&_sortDir=ASC, and each record names the key it was served
 // to and the Accept-Language it was asked in. A client's maxrows caps an
 // answer at that many records; without it answers are clamped at clamp.
@@ -44,6 +45,10 @@ func newKeyedBackend(n, clamp int) *keyedBackend {
 
 func keyOf(r *http.Request) string {
 	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	// The user an authenticating proxy in front (oauth2-proxy) names.
+	if k := r.Header.Get("X-Forwarded-User"); k != "" {
 		return k
 	}
 	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -344,4 +349,63 @@ func TestCallersInterleavedWithoutReadahead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProxyIdentityHeadersSeparateCallers: an authenticating proxy in
+// front of Caddy (oauth2-proxy, Envoy with client certificates) names the
+// caller in X-Forwarded-User, X-Forwarded-Email, X-Forwarded-Access-Token
+// or X-Forwarded-Client-Cert. Those identify the caller, unlike the
+// forwarding chain (X-Forwarded-For, -Host, -Proto): another value is
+// another caller, never served from the first one's window.
+func TestProxyIdentityHeadersSeparateCallers(t *testing.T) {
+	kb := newKeyedBackend(300, 1000)
+	srv := httptest.NewServer(kb)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+
+	for i, name := range []string{"X-Forwarded-Email", "X-Forwarded-Access-Token", "X-Forwarded-Client-Cert", "X-Forwarded-Groups"} {
+		t.Run(name, func(t *testing.T) {
+			alice, bob := "a-alice-"+strconv.Itoa(i), "b-bob-"+strconv.Itoa(i)
+			w := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Forwarded-User", alice, name, alice)}
+			for range 3 {
+				w.next(t)
+			}
+			require.Equal(t, kb.a[:30], w.ids)
+			cursor := w.ids[len(w.ids)-1]
+			// Bob's proxy names him in this header only; the backend
+			// reads his key from X-Forwarded-User, which the proxy sets
+			// on a path the gateway does not see (here: the same value).
+			probe := &keyedWalker{base: c.URL, perPage: 10, cursor: w.cursor, headers: fixed("X-Forwarded-User", alice, name, bob)}
+			before, _ := kb.cost(alice)
+			probe.next(t)
+			after, _ := kb.cost(alice)
+			assert.Greater(t, after, before, "another caller: the backend is asked, not %s's window", alice)
+			want, _ := nextAfter(kb.a, cursor, 10)
+			assert.Equal(t, want, probe.ids)
+		})
+	}
+	t.Run("X-Forwarded-User", func(t *testing.T) {
+		w := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Forwarded-User", "a-carol", "X-Forwarded-Proto", "https")}
+		for range 3 {
+			w.next(t)
+		}
+		require.Equal(t, kb.a[:30], w.ids)
+		cursor := w.ids[len(w.ids)-1]
+		probe := &keyedWalker{base: c.URL, perPage: 10, cursor: w.cursor, headers: fixed("X-Forwarded-User", "b-dave", "X-Forwarded-Proto", "https")}
+		probe.next(t)
+		want, _ := nextAfter(kb.b, cursor, 10)
+		assert.Equal(t, want, probe.ids, "b-dave's records, read with his name")
+		assert.Equal(t, map[string]bool{"b-dave": true}, probe.owners)
+	})
+	t.Run("the forwarding chain is per request", func(t *testing.T) {
+		w := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-erin", "X-Forwarded-Host", "api.example", "X-Forwarded-Proto", "https")}
+		for range 3 {
+			w.next(t)
+		}
+		probe := &keyedWalker{base: c.URL, perPage: 10, cursor: w.cursor, headers: fixed("X-Api-Key", "a-erin", "X-Forwarded-Host", "api.example:443", "X-Forwarded-Proto", "http", "X-Forwarded-Port", "80")}
+		before, _ := kb.cost("a-erin")
+		probe.next(t)
+		after, _ := kb.cost("a-erin")
+		assert.Equal(t, before, after, "the same caller: cut from its window")
+	})
 }

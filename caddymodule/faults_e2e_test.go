@@ -241,6 +241,7 @@ func TestUnusableBackendAnswers(t *testing.T) {
 		{"truncated JSON", `[{"id":1,"note":"` + marker, "the body is not JSON"},
 		{"empty", "", "the body is not JSON"},
 		{"no records array", `{"error":"` + marker + `"}`, "not an array of records"},
+		{"envelope without records_path", `{"data":[{"id":1,"note":"` + marker + `"}]}`, "set records_path data to read"},
 		{"record not an object", `[1,2]`, "record 0 is not an object"},
 		{"record without id", `[{"note":"` + marker + `"}]`, `record 0 has no id at "id"`},
 		{"id neither string nor number", `[{"id":null,"note":"` + marker + `"}]`, "neither a string nor a number"},

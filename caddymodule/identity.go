@@ -16,13 +16,20 @@ import (
 // itself). Every other header counts: two requests that differ in any of
 // them (an API key, a cookie, a language) are two callers.
 //
-// X-B3-*, X-Forwarded-* and X-Amzn-* are families: perRequestPrefixes.
+// X-B3-* and X-Amzn-Trace-* are families: perRequestPrefixes. The
+// X-Forwarded-* headers of the forwarding chain are named one by one:
+// others of that prefix name the caller (oauth2-proxy's X-Forwarded-User,
+// -Email, -Groups and -Access-Token; Envoy's X-Forwarded-Client-Cert) and
+// count, as every header not listed here does.
 var perRequestHeaders = []string{
 	// Trace and request ids.
 	"Traceparent", "Tracestate", "Baggage", "B3", "Uber-Trace-Id", "Sentry-Trace",
 	"X-Request-Id", "Request-Id", "X-Correlation-Id", "X-Cloud-Trace-Context",
 	// The forwarding chain.
 	"Forwarded", "Via", "X-Real-Ip",
+	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port",
+	"X-Forwarded-Prefix", "X-Forwarded-Server", "X-Forwarded-Ssl", "X-Forwarded-Scheme",
+	"X-Forwarded-Protocol",
 	// What describes the client's page, not the backend's answer.
 	"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range",
 	"Cache-Control", "Pragma",
@@ -32,7 +39,7 @@ var perRequestHeaders = []string{
 }
 
 // perRequestPrefixes are the header families perRequestHeaders names.
-var perRequestPrefixes = []string{"X-B3-", "X-Forwarded-", "X-Amzn-Trace-"}
+var perRequestPrefixes = []string{"X-B3-", "X-Amzn-Trace-"}
 
 // perRequest reports whether a canonical header name is per request.
 func perRequest(name string) bool {
@@ -106,7 +113,26 @@ func wantsFresh(h http.Header) bool {
 		return false
 	}
 	for _, v := range cc {
-		if hasDirective(v, "no-cache") || hasDirective(v, "max-age=0") || hasDirective(v, "no-store") {
+		if hasDirective(v, "no-cache") || hasDirective(v, "no-store") || maxAgeZero(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxAgeZero reports whether a Cache-Control list holds a max-age of
+// zero seconds, however written: max-age=0, max-age=00, or the quoted
+// max-age="0" that RFC 9111 (section 5.2) asks recipients to accept.
+func maxAgeZero(list string) bool {
+	for part := range strings.SplitSeq(list, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || !strings.EqualFold(name, "max-age") {
+			continue
+		}
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		if value != "" && strings.Trim(value, "0") == "" {
 			return true
 		}
 	}

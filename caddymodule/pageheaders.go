@@ -15,7 +15,7 @@ import (
 //
 // The headers come from the backend answer the page starts in, once, less
 // those that describe that answer rather than our page: its length and
-// encoding, validators, and the configured paging metadata (its Link,
+// encoding, validators and digests, and the configured paging metadata (its Link,
 // X-Page, Content-Range, ...), which would point a generic client at the
 // backend's address and at an offset page that is not the next one. They
 // join the site's as reverse_proxy's would (addBackendHeaders). Then
@@ -48,7 +48,13 @@ func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Heade
 // from a server without validators. Were a page ever to carry one, the
 // gateway would have to evaluate the client's conditionals against it
 // itself, since the window calls never carry them (clientValidators).
-var answerHeaders = []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Accept-Ranges", "Etag", "Last-Modified"}
+// Its digests (RFC 9530's Content-Digest and Repr-Digest, RFC 3230's
+// Digest, Content-MD5) are of the window's bytes: a client that checks
+// one would refuse every page.
+var answerHeaders = []string{
+	"Content-Length", "Content-Encoding", "Transfer-Encoding", "Trailer", "Accept-Ranges", "Etag", "Last-Modified",
+	"Content-Digest", "Repr-Digest", "Digest", "Content-Md5",
+}
 
 // addBackendHeaders puts the headers of one backend answer on h, the
 // client's header map, as Caddy's reverse_proxy does with an upstream's

@@ -2,7 +2,9 @@ package caddymodule_test
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -199,4 +201,58 @@ http://:0 {
 	assert.JSONEq(t, `{"message":"denied"}`, string(body))
 	assert.Empty(t, resp.Header.Get("X-Checksum"), "a trailer is not made a header")
 	assert.NotEmpty(t, resp.Trailer.Get("X-Checksum"), "the backend's answer keeps its trailer")
+}
+
+// digestBackend adds to every answer the digests frameworks and proxies
+// compute of the body they send: RFC 9530's Content-Digest and
+// Repr-Digest, RFC 3230's Digest and the older Content-MD5.
+type digestBackend struct{ next http.Handler }
+
+func (d digestBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	d.next.ServeHTTP(rec, r)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	sum := sha256.Sum256(rec.Body.Bytes())
+	b64 := base64.StdEncoding.EncodeToString(sum[:])
+	w.Header().Set("Content-Digest", "sha-256=:"+b64+":")
+	w.Header().Set("Repr-Digest", "sha-256=:"+b64+":")
+	w.Header().Set("Digest", "SHA-256="+b64)
+	md := md5.Sum(rec.Body.Bytes())
+	w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(md[:]))
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// TestBackendDigestsAreNotPageHeaders: a digest of the backend's answer
+// describes the bytes of its window, not the page composed from it; a
+// client that checks it (RFC 9530) would refuse every page. Composed pages
+// carry none; answers the gateway does not compose keep them.
+func TestBackendDigestsAreNotPageHeaders(t *testing.T) {
+	b := reference.New(reference.Config{Seed: 29, Records: 200})
+	srv := httptest.NewServer(digestBackend{b})
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, `
+http://:0 {
+	helpdesk_gateway {
+		backend_max_per_page 25
+	}
+	reverse_proxy {backend}
+}
+`, srv.URL)
+	all := strIDs(b.IDs("calls"))
+	digests := []string{"Content-Digest", "Repr-Digest", "Digest", "Content-Md5"}
+	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {
+		a := get(t, c.URL+"/calls?"+q)
+		require.Equal(t, http.StatusOK, a.status, string(a.body))
+		for _, h := range digests {
+			assert.Empty(t, a.header.Values(h), "%s: no %s of the backend's answer", q, h)
+		}
+	}
+	a := get(t, c.URL+"/tickets?_perPage=10")
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	for _, h := range digests {
+		assert.NotEmpty(t, a.header.Get(h), "a passed-through answer keeps its %s", h)
+	}
 }

@@ -165,6 +165,32 @@ func notAnArray(recordsPath string) error {
 	return &BodyError{where + " is not an array of records"}
 }
 
+// bodyIsAnEnvelope explains a body that is an object where records_path
+// is unset: when a member (or a member of a member) holds an array of
+// objects, it names the records_path that would read it.
+func bodyIsAnEnvelope(body gjson.Result) error {
+	var path string
+	var find func(obj gjson.Result, prefix string, depth int)
+	find = func(obj gjson.Result, prefix string, depth int) {
+		obj.ForEach(func(k, v gjson.Result) bool {
+			name := prefix + k.Str
+			switch {
+			case !simpleKey(k.Str) || len(name) > 64: // a message quotes it
+			case v.IsArray() && (len(v.Array()) == 0 || v.Array()[0].IsObject()):
+				path = name
+			case v.IsObject() && depth > 0:
+				find(v, name+".", depth-1)
+			}
+			return path == ""
+		})
+	}
+	find(body, "", 1)
+	if path == "" {
+		return &BodyError{"the body is an object, not an array of records, and no member of it holds records"}
+	}
+	return &BodyError{fmt.Sprintf("the body is an object, not an array of records; set records_path %s to read the records it holds there", path)}
+}
+
 // parseByPath serves paths the scanner cannot follow itself: it checks
 // the body, lets gjson find the array, then scans the array.
 func (b *Body) parseByPath(s *scanner, recordsPath, idField string) error {
@@ -184,6 +210,9 @@ func (b *Body) parseByPath(s *scanner, recordsPath, idField string) error {
 		arr = gjson.Get(text, recordsPath)
 	}
 	if !arr.IsArray() {
+		if recordsPath == "" && arr.IsObject() {
+			return bodyIsAnEnvelope(arr)
+		}
 		return notAnArray(recordsPath)
 	}
 	if arr.Index <= 0 && recordsPath != "" || arr.Index+len(arr.Raw) > len(raw) || text[arr.Index:arr.Index+len(arr.Raw)] != arr.Raw {
@@ -285,9 +314,9 @@ func idOf(id gjson.Result, n int, idField string) (string, error) {
 		return id.Raw, nil
 	}
 	if id.Exists() {
-		return "", &BodyError{fmt.Sprintf("record %d has an id at %q that is neither a string nor a number", n, idField)}
+		return "", &BodyError{fmt.Sprintf("record %d has an id at %q that is neither a string nor a number; set id_field if it names the wrong field", n, idField)}
 	}
-	return "", &BodyError{fmt.Sprintf("record %d has no id at %q", n, idField)}
+	return "", &BodyError{fmt.Sprintf("record %d has no id at %q; set id_field to the field (a gjson path) that holds each record's id", n, idField)}
 }
 
 // keyIs reports whether the quoted key string raw is key, comparing a key

@@ -29,7 +29,7 @@ func TestParseBody(t *testing.T) {
 		{name: "not JSON", body: `<html>`, idField: "id", err: "not JSON"},
 		{name: "truncated", body: `[{"id":1}`, idField: "id", err: "not JSON"},
 		{name: "empty body", body: ``, idField: "id", err: "not JSON"},
-		{name: "not an array", body: `{"id":1}`, idField: "id", err: "the body is not an array"},
+		{name: "not an array", body: `{"id":1}`, idField: "id", err: "the body is an object, not an array of records"},
 		{name: "envelope missing", body: `{"items":[]}`, path: "data", idField: "id", err: `records_path "data" is not an array`},
 		{name: "record without id", body: `[{"id":1},{"name":"x"}]`, idField: "id", err: `record 1 has no id at "id"`},
 		{name: "null id", body: `[{"id":null}]`, idField: "id", err: "neither a string nor a number"},
@@ -37,6 +37,12 @@ func TestParseBody(t *testing.T) {
 		{name: "object id holding a string", body: `[{"id":{"key":"0000"}}]`, idField: "id", err: "neither a string nor a number"},
 		{name: "array id holding an object", body: `[{"id":[{"k":"v"}],"x":1}]`, idField: "id", err: "neither a string nor a number"},
 		{name: "record not an object", body: `[1]`, idField: "id", err: "record 0 is not an object"},
+		// The setting that would read the body is named, when one would.
+		{name: "envelope without records_path", body: `{"total":2,"data":[{"id":1},{"id":2}],"page":1}`, idField: "id", err: "set records_path data to read"},
+		{name: "nested envelope without records_path", body: `{"ok":true,"result":{"tags":["a"],"items":[]}}`, idField: "id", err: "set records_path result.items to read"},
+		{name: "object holding no records", body: `{"error":"down","codes":[1,2]}`, idField: "id", err: "no member of it holds records"},
+		{name: "record without id names id_field", body: `[{"ID":1}]`, idField: "id", err: `record 0 has no id at "id"; set id_field`},
+		{name: "null id names id_field", body: `[{"id":null}]`, idField: "id", err: "set id_field if it names the wrong field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := ParseBody([]byte(tc.body), tc.path, tc.idField)

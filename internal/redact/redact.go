@@ -11,11 +11,13 @@ import (
 // secretWords mark query parameters whose values must never reach a log:
 // clients of help-desk APIs often pass their key in the query (apikey=...).
 // A name holding one of them anywhere, in any case, is a credential's:
-// api_key, access_token, client_secret, X-Auth, PHPSESSID, id_token.
+// api_key, access_token, client_secret, X-Auth, PHPSESSID, id_token,
+// _csrf (a session-bound token), SAMLResponse (a signed assertion).
 var secretWords = []string{
 	"key", "token", "secret", "password", "passwd", "pass", "pwd",
 	"auth", "session", "sessid", "signature", "sig", "credential",
 	"jwt", "bearer", "cookie", "nonce", "totp", "assertion", "private",
+	"csrf", "xsrf", "saml",
 }
 
 // secretTokens are short credential names that are too common inside

@@ -39,6 +39,7 @@ func TestRedactCredentialNames(t *testing.T) {
 		"cookie", "nonce", "otp", "totp", "assertion", "client_assertion",
 		"private", "private_data", "pw", "new_pw", "pin", "hmac",
 		"%70wd", "%6Awt", "%73id",
+		"_csrf", "csrf", "X-CSRF", "xsrf", "_xsrf", "SAMLResponse", "saml_request",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := Query("status=open&" + name + "=s3cret&_page=2")
