@@ -50,8 +50,8 @@ func (e envelopeBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"page":%d,"per_page":%d,"perPage":%d,"offset":%d,"limit":%d,"total":%d,"totalItems":%d,"total_pages":%d,`+
-		`"prev":%s,%q:%s,"next":%s,"links":{"next":%s},"_page":%d}`,
-		page, size, size, from, size, e.n, e.n, (e.n+size-1)/size, link(page-1), map[bool]string{false: "data", true: "result"}[e.nested], records, link(page+1), link(page+1), page)
+		`"prev":%s,%q:%s,"next":%s,"links":{"next":%s},"_page":%d,"current_page":%d,"next_page_url":%s,"source":"helpdesk"}`,
+		page, size, size, from, size, e.n, e.n, (e.n+size-1)/size, link(page-1), map[bool]string{false: "data", true: "result"}[e.nested], records, link(page+1), link(page+1), page, page, link(page+1))
 }
 
 // TestEnvelopeMembersDropped: a composed page's envelope says nothing of
@@ -79,8 +79,9 @@ func TestEnvelopeMembersDropped(t *testing.T) {
 		assert.Equal(t, want(tc.from, tc.to), string(env["data"]), "%s: the records' bytes as the backend sent them", tc.query)
 		assert.Equal(t, `200`, string(env["total"]), "counts of the whole list stay")
 		assert.Equal(t, `200`, string(env["totalItems"]))
-		assert.Contains(t, env, "links", "a member not in the list stays")
-		for _, name := range []string{"page", "per_page", "perPage", "offset", "limit", "total_pages", "prev", "next", "_page"} {
+		assert.Equal(t, `"helpdesk"`, string(env["source"]), "a member not in the list stays")
+		for _, name := range []string{"page", "per_page", "perPage", "offset", "limit", "total_pages", "prev", "next", "_page",
+			"links", "current_page", "next_page_url"} {
 			assert.NotContains(t, env, name, "%s: %s describes the backend's window", tc.query, name)
 		}
 		assert.Equal(t, strconv.Itoa(len(a.body)), a.header.Get("Content-Length"))

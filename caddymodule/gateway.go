@@ -85,15 +85,19 @@ var defaultDropBackendHeaders = []string{
 
 // defaultDropEnvelopeMembers are the envelope members that describe the
 // backend's window rather than the list, in the spellings common backends
-// use (Laravel's per_page and next_page_url are not exhaustive: a backend
-// with others needs drop_envelope_members). The configured backend paging
-// names (backend_page_param and the like) join them by default. Counts of
-// the whole list (total, totalItems, count) stay: they are true of any
-// page.
+// use: page numbers and sizes, offsets and limits, page counts, and links
+// to other windows (Django's next and previous, Laravel's current_page
+// and next_page_url, JSON:API's links, HAL's _links). They are not
+// exhaustive: a backend with others needs drop_envelope_members. The
+// configured backend paging names (backend_page_param and the like) join
+// them by default. Counts of the whole list (total, totalItems, count)
+// stay: they are true of any page.
 var defaultDropEnvelopeMembers = []string{
 	"page", "per_page", "perPage", "page_size", "pageSize",
-	"offset", "limit", "total_pages", "totalPages",
+	"current_page", "currentPage", "last_page", "lastPage",
+	"offset", "limit", "total_pages", "totalPages", "page_count", "pageCount",
 	"next", "next_page", "nextPage", "prev", "previous", "prev_page", "prevPage",
+	"next_page_url", "prev_page_url", "first_page_url", "last_page_url", "links", "_links",
 }
 
 // defaultCursorEndpoints are the spec's four cursor-paged lists.
