@@ -14,7 +14,8 @@ import (
 // It is per list identity, not per endpoint, because a list identity is
 // one caller's view: a caller whose own parameter makes the backend answer
 // short must teach that limit to its own walks only, never to another
-// caller's (SECURITY.md, "What one caller can do to another").
+// caller's (SECURITY.md, "Limits and their defaults": the learned page
+// limit).
 type listState struct {
 	sizes pageSizes
 
