@@ -3,6 +3,7 @@ package translate
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
@@ -131,8 +132,11 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		take := min(len(ids), want-len(pg.IDs))
 		if ahead > 0 && (len(ids)-take >= 1 || ended) {
 			// Anchored at after by the backend's condition: a run of the
-			// list above it, whatever this page took of it.
-			run = &StoredWindow{ids: ids, records: recs, floor: after, ended: ended, start: -1, call: pg.Calls - 1}
+			// list above it, whatever this page took of it. after may be
+			// an id of an earlier answer of this page, whose memory the
+			// fetcher reuses once the page is done: the window keeps a
+			// copy.
+			run = &StoredWindow{ids: ids, records: recs, floor: strings.Clone(after), ended: ended, start: -1, call: pg.Calls - 1}
 		}
 		if take > 0 {
 			if pg.Source < 0 {
