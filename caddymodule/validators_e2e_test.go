@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -165,14 +166,7 @@ func TestBackendTrailersAreNotPageHeaders(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 28, Records: 200})
 	srv := httptest.NewServer(trailerBackend{b})
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
-http://:0 {
-	helpdesk_gateway {
-		backend_max_per_page 25
-	}
-	reverse_proxy {backend}
-}
-`, srv.URL)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), srv.URL)
 	all := strIDs(b.IDs("calls"))
 
 	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {
@@ -233,14 +227,7 @@ func TestBackendDigestsAreNotPageHeaders(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 29, Records: 200})
 	srv := httptest.NewServer(digestBackend{b})
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
-http://:0 {
-	helpdesk_gateway {
-		backend_max_per_page 25
-	}
-	reverse_proxy {backend}
-}
-`, srv.URL)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), srv.URL)
 	all := strIDs(b.IDs("calls"))
 	digests := []string{"Content-Digest", "Repr-Digest", "Digest", "Content-Md5"}
 	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {
