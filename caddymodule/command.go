@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 	"github.com/helpdesk-gateway/gateway/verify"
 )
@@ -82,7 +83,7 @@ func buildHelpdeskCommand(cmd *cobra.Command) {
 func showHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 
 func filtersCheckCommand() *cobra.Command {
-	var cfg translate.FilterConfig
+	var cfg ticketfilter.FilterConfig
 	cmd := &cobra.Command{
 		Use:   "check '<json>'",
 		Short: "Check a _filters value (the decoded query value) as the gateway would",
@@ -91,12 +92,12 @@ the gateway's default limits (50 filters, 8 KiB). Without the code flags any
 status, channel_type and DP code is accepted, as in the gateway's default.
 Prints OK and the filters when valid; otherwise what is wrong, and exits 1.
 
-` + wrapWords("The codes LiveAgent uses, as "+translate.CodesSource+" show them:", "") + `` + wrapCodes("status", translate.StatusCodes()) + wrapCodes("channel_type", translate.ChannelTypes()) +
-			wrapCodes("DP", translate.PeriodCodes()) + `
+` + wrapWords("The codes LiveAgent uses, as "+ticketfilter.CodesSource+" show them:", "") + `` + wrapCodes("status", ticketfilter.StatusCodes()) + wrapCodes("channel_type", ticketfilter.ChannelTypes()) +
+			wrapCodes("DP", ticketfilter.PeriodCodes()) + `
 Example: caddy helpdesk filters check '[["status","IN","C,L"],["date_created","DP","L7D"]]'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := translate.NewFilterValidator(cfg).Parse(args[0])
+			list, err := ticketfilter.NewFilterValidator(cfg).Parse(args[0])
 			if err != nil {
 				return fmt.Errorf("invalid _filters: %w", err)
 			}
@@ -116,9 +117,9 @@ Example: caddy helpdesk filters check '[["status","IN","C,L"],["date_created","D
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.StatusCodes, "status-codes", nil, "allowed status codes, comma-separated (as status_codes), e.g. "+strings.Join(translate.CodeValues(translate.StatusCodes()), ","))
-	fl.StringSliceVar(&cfg.ChannelTypes, "channel-types", nil, "allowed channel_type codes, comma-separated (as channel_types), e.g. "+strings.Join(translate.CodeValues(translate.ChannelTypes()), ","))
-	fl.StringSliceVar(&cfg.PeriodCodes, "period-codes", nil, "allowed DP period codes, comma-separated (as period_codes), e.g. "+strings.Join(translate.CodeValues(translate.PeriodCodes()), ","))
+	fl.StringSliceVar(&cfg.StatusCodes, "status-codes", nil, "allowed status codes, comma-separated (as status_codes), e.g. "+strings.Join(ticketfilter.CodeValues(ticketfilter.StatusCodes()), ","))
+	fl.StringSliceVar(&cfg.ChannelTypes, "channel-types", nil, "allowed channel_type codes, comma-separated (as channel_types), e.g. "+strings.Join(ticketfilter.CodeValues(ticketfilter.ChannelTypes()), ","))
+	fl.StringSliceVar(&cfg.PeriodCodes, "period-codes", nil, "allowed DP period codes, comma-separated (as period_codes), e.g. "+strings.Join(ticketfilter.CodeValues(ticketfilter.PeriodCodes()), ","))
 	return cmd
 }
 
@@ -205,7 +206,7 @@ func openAPIDocument(cfgJSON []byte, server string) ([]byte, error) {
 
 // wrapCodes writes one parameter's codes for a help text: its name, then
 // "code meaning" items, wrapped between items and indented.
-func wrapCodes(param string, codes []translate.Code) string {
+func wrapCodes(param string, codes []ticketfilter.Code) string {
 	items := make([]string, len(codes))
 	for i, c := range codes {
 		items[i] = c.Code + " " + c.Meaning

@@ -22,6 +22,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -211,7 +212,7 @@ type Gateway struct {
 	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
 	windows     *translate.WindowStore // read-ahead windows; stores nothing when off
-	filters     *translate.FilterValidator
+	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
 	loaded      time.Time // when Provision ran, for the admin endpoint
@@ -287,7 +288,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	if g.LinkHeader {
 		g.exposed = append(g.exposed, "Link")
 	}
-	g.filters = translate.NewFilterValidator(g.filterConfig())
+	g.filters = ticketfilter.NewFilterValidator(g.filterConfig())
 	g.windows = translate.NewWindowStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
 	g.endpoints = make(map[string]*endpoint)
@@ -384,8 +385,8 @@ func (g *Gateway) setDefaults() {
 }
 
 // filterConfig is the configuration of the gateway's filter validator.
-func (g *Gateway) filterConfig() translate.FilterConfig {
-	return translate.FilterConfig{
+func (g *Gateway) filterConfig() ticketfilter.FilterConfig {
+	return ticketfilter.FilterConfig{
 		MaxFilters:   g.MaxFilters,
 		MaxLength:    g.MaxFiltersLength,
 		StatusCodes:  g.StatusCodes,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -81,7 +82,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	}
 	if _, err := g.filters.Parse(raw[0]); err != nil {
 		reason := "syntax"
-		var fe *translate.FilterError
+		var fe *ticketfilter.FilterError
 		if errors.As(err, &fe) {
 			reason = fe.Reason
 		}

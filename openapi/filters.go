@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 
 // The _filters grammar as JSON Schema, built from translate's tables. What
@@ -23,7 +23,7 @@ import (
 const noControl = `[^\x00-\x1f\x7f-\x9f]`
 
 // filtersSchema is the schema of a _filters value.
-func filtersSchema(g translate.FilterGrammar) map[string]any {
+func filtersSchema(g ticketfilter.FilterGrammar) map[string]any {
 	object := map[string]any{
 		"type":                 "object",
 		"maxProperties":        g.MaxFilters,
@@ -81,9 +81,9 @@ func filtersSchema(g translate.FilterGrammar) map[string]any {
 
 // tripleSchemas are the list-form triples of parameter p, one per shape of
 // its operators' values, with first as the schema of the parameter item.
-func tripleSchemas(g translate.FilterGrammar, p translate.FilterParam, first map[string]any) []any {
-	var shapes []translate.FilterValueShape
-	ops := map[translate.FilterValueShape][]string{}
+func tripleSchemas(g ticketfilter.FilterGrammar, p ticketfilter.FilterParam, first map[string]any) []any {
+	var shapes []ticketfilter.FilterValueShape
+	ops := map[ticketfilter.FilterValueShape][]string{}
 	for _, op := range p.Operators {
 		shape := g.Operators[op]
 		if _, seen := ops[shape]; !seen {
@@ -104,24 +104,24 @@ func tripleSchemas(g translate.FilterGrammar, p translate.FilterParam, first map
 }
 
 // customPattern matches a custom field's parameter name.
-func customPattern(g translate.FilterGrammar) string {
+func customPattern(g ticketfilter.FilterGrammar) string {
 	return "^" + regexp.QuoteMeta(g.Custom.Name) + `[\s\S]`
 }
 
 // valueSchema is the schema of p's value under an operator of shape.
-func valueSchema(g translate.FilterGrammar, p translate.FilterParam, shape translate.FilterValueShape) map[string]any {
+func valueSchema(g ticketfilter.FilterGrammar, p ticketfilter.FilterParam, shape ticketfilter.FilterValueShape) map[string]any {
 	switch shape {
-	case translate.FilterShapeEmpty:
+	case ticketfilter.FilterShapeEmpty:
 		return map[string]any{"const": "", "description": "Exactly the empty string."}
-	case translate.FilterShapeText:
+	case ticketfilter.FilterShapeText:
 		return map[string]any{"type": "string", "minLength": 1, "pattern": "^" + noControl + "*$", "description": "The text to look for, not empty."}
-	case translate.FilterShapeDate:
+	case ticketfilter.FilterShapeDate:
 		return map[string]any{
 			"type":        "string",
 			"pattern":     `^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$`,
 			"description": "A date-time YYYY-MM-DD hh:mm:ss that is a real calendar time (no Feb 30, no 24:00:00), e.g. \"2024-01-31 13:45:00\".",
 		}
-	case translate.FilterShapePeriod:
+	case ticketfilter.FilterShapePeriod:
 		if len(g.PeriodCodes) > 0 {
 			return map[string]any{"type": "string", "enum": g.PeriodCodes, "description": "A period code of period_codes."}
 		}
@@ -131,7 +131,7 @@ func valueSchema(g translate.FilterGrammar, p translate.FilterParam, shape trans
 			"pattern":     "^[" + g.PeriodChars + "]+$",
 			"description": "A period code: " + periodWords(g) + ".",
 		}
-	case translate.FilterShapeList:
+	case ticketfilter.FilterShapeList:
 		item, what := itemPattern(g, p.Kind, true)
 		return map[string]any{
 			"type":        "string",
@@ -141,9 +141,9 @@ func valueSchema(g translate.FilterGrammar, p translate.FilterParam, shape trans
 	}
 	// FilterShapeOne: one value of the parameter's kind.
 	switch p.Kind {
-	case translate.FilterKindText:
+	case ticketfilter.FilterKindText:
 		return map[string]any{"type": "string", "minLength": 1, "pattern": "^" + noControl + "*$", "description": "Text, not empty."}
-	case translate.FilterKindFieldValue:
+	case ticketfilter.FilterKindFieldValue:
 		return map[string]any{"type": "string", "pattern": "^" + noControl + "*$", "description": "A custom field's value; may be empty."}
 	}
 	if codes := kindCodes(g, p.Kind); len(codes) > 0 {
@@ -155,9 +155,9 @@ func valueSchema(g translate.FilterGrammar, p translate.FilterParam, shape trans
 
 // itemPattern is the pattern of one item of kind in a list, and words for
 // it.
-func itemPattern(g translate.FilterGrammar, kind translate.FilterValueKind, plural bool) (string, string) {
+func itemPattern(g ticketfilter.FilterGrammar, kind ticketfilter.FilterValueKind, plural bool) (string, string) {
 	switch kind {
-	case translate.FilterKindText, translate.FilterKindFieldValue:
+	case ticketfilter.FilterKindText, ticketfilter.FilterKindFieldValue:
 		return `[^,\x00-\x1f\x7f-\x9f]+`, "words"
 	}
 	if codes := kindCodes(g, kind); len(codes) > 0 {
@@ -167,11 +167,11 @@ func itemPattern(g translate.FilterGrammar, kind translate.FilterValueKind, plur
 		}
 		return "(?:" + strings.Join(quoted, "|") + ")", "the configured codes: " + strings.Join(codes, ", ")
 	}
-	what := map[translate.FilterValueKind]string{
-		translate.FilterKindID:      "identifier",
-		translate.FilterKindTag:     "tag code",
-		translate.FilterKindStatus:  "status code",
-		translate.FilterKindChannel: "channel type code",
+	what := map[ticketfilter.FilterValueKind]string{
+		ticketfilter.FilterKindID:      "identifier",
+		ticketfilter.FilterKindTag:     "tag code",
+		ticketfilter.FilterKindStatus:  "status code",
+		ticketfilter.FilterKindChannel: "channel type code",
 	}[kind]
 	if what == "" {
 		what = "code"
@@ -183,41 +183,41 @@ func itemPattern(g translate.FilterGrammar, kind translate.FilterValueKind, plur
 	}
 	words := fmt.Sprintf("%s, 1 to %d bytes without commas, spaces or control characters", what, g.TokenMaxBytes)
 	switch kind {
-	case translate.FilterKindStatus:
-		words += "; any code is accepted, since status_codes is not configured. " + known(translate.StatusCodes())
-	case translate.FilterKindChannel:
-		words += "; any code is accepted, since channel_types is not configured. " + known(translate.ChannelTypes())
+	case ticketfilter.FilterKindStatus:
+		words += "; any code is accepted, since status_codes is not configured. " + known(ticketfilter.StatusCodes())
+	case ticketfilter.FilterKindChannel:
+		words += "; any code is accepted, since channel_types is not configured. " + known(ticketfilter.ChannelTypes())
 	}
 	return fmt.Sprintf(`[^, \x00-\x1f\x7f-\x9f]{1,%d}`, g.TokenMaxBytes), words
 }
 
-func kindCodes(g translate.FilterGrammar, kind translate.FilterValueKind) []string {
+func kindCodes(g ticketfilter.FilterGrammar, kind ticketfilter.FilterValueKind) []string {
 	switch kind {
-	case translate.FilterKindStatus:
+	case ticketfilter.FilterKindStatus:
 		return g.StatusCodes
-	case translate.FilterKindChannel:
+	case ticketfilter.FilterKindChannel:
 		return g.ChannelTypes
 	}
 	return nil
 }
 
 // periodWords describes the DP codes accepted.
-func periodWords(g translate.FilterGrammar) string {
+func periodWords(g ticketfilter.FilterGrammar) string {
 	if len(g.PeriodCodes) > 0 {
 		return "one of the period codes " + strings.Join(g.PeriodCodes, ", ")
 	}
 	return fmt.Sprintf("any period code of 1 to %d characters %s, since period_codes is not configured. %s",
-		g.PeriodMaxLength, g.PeriodChars, known(translate.PeriodCodes()))
+		g.PeriodMaxLength, g.PeriodChars, known(ticketfilter.PeriodCodes()))
 }
 
 // known names LiveAgent's codes, which the gateway accepts by default
 // among others, so they are words rather than an enum.
-func known(codes []translate.Code) string {
+func known(codes []ticketfilter.Code) string {
 	items := make([]string, len(codes))
 	for i, c := range codes {
 		items[i] = c.Code + " (" + c.Meaning + ")"
 	}
-	return "LiveAgent's are " + strings.Join(items, ", ") + " (from " + translate.CodesSource + ")"
+	return "LiveAgent's are " + strings.Join(items, ", ") + " (from " + ticketfilter.CodesSource + ")"
 }
 
 func article(word string) string {

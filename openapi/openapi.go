@@ -2,7 +2,7 @@
 // document, from the same settings and filter tables the gateway runs on:
 // its endpoints under base_path, the _perPage bounds, the cursor's shape,
 // the next_page_cursor header, the error bodies and the _filters grammar
-// (read from translate.DescribeFilters, so a change to the filter tables
+// (read from ticketfilter.DescribeFilters, so a change to the filter tables
 // changes the document).
 //
 // It imports no Caddy code: the Caddy glue fills a Config from a
@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -41,7 +42,7 @@ type Config struct {
 	// BackendParams are the backend's own paging parameters where they are
 	// not the clients' (backend_page_param, ...): refused from clients.
 	BackendParams []string
-	Filters       translate.FilterConfig
+	Filters       ticketfilter.FilterConfig
 }
 
 // Generate returns the document of the handlers' client contract, as
@@ -109,7 +110,7 @@ func (d *document) add(i int, g Config) error {
 		}
 	}
 	if len(g.FilterEndpoints) > 0 {
-		filters := d.schema("Filters", filtersSchema(translate.DescribeFilters(g.Filters)))
+		filters := d.schema("Filters", filtersSchema(ticketfilter.DescribeFilters(g.Filters)))
 		for _, name := range g.FilterEndpoints {
 			if err := d.path(i, g.BasePath+name, filterOperation(g, name, filters)); err != nil {
 				return err

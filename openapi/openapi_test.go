@@ -17,6 +17,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/internal/contract"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -56,7 +57,7 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 	full.IDOrder = translate.Lexical
 	full.BackendSort = url.Values{"sort": {"id"}, "order": {"asc"}}
 	full.LinkHeader = true
-	full.Filters = translate.FilterConfig{MaxFilters: 5, MaxLength: 100,
+	full.Filters = ticketfilter.FilterConfig{MaxFilters: 5, MaxLength: 100,
 		StatusCodes: []string{"C", "L"}, ChannelTypes: []string{"E", "M"}, PeriodCodes: []string{"T", "L7D"}}
 	odd := defaults()
 	odd.RecordsPath = "data.#(x>1)" // a gjson query: described in words only
@@ -127,8 +128,8 @@ func TestDocumentFollowsTheConfig(t *testing.T) {
 func TestDocumentFollowsTheFilterTables(t *testing.T) {
 	doc := load(t, defaults())
 	filters := doc.Components.Schemas["Filters"].Value
-	grammar := translate.DescribeFilters(translate.FilterConfig{})
-	for _, p := range append(grammar.Params, translate.FilterParam{Name: "field_x", Operators: grammar.Custom.Operators}) {
+	grammar := ticketfilter.DescribeFilters(ticketfilter.FilterConfig{})
+	for _, p := range append(grammar.Params, ticketfilter.FilterParam{Name: "field_x", Operators: grammar.Custom.Operators}) {
 		for _, op := range p.Operators {
 			triple := []any{[]any{p.Name, op, sampleFor(grammar.Operators[op])}}
 			assert.NoError(t, visit(filters, triple), "%s %s", p.Name, op)
@@ -137,15 +138,15 @@ func TestDocumentFollowsTheFilterTables(t *testing.T) {
 	assert.Error(t, visit(filters, []any{[]any{"status", "L", "x"}}), "an operator the table does not give status")
 }
 
-func sampleFor(shape translate.FilterValueShape) string {
+func sampleFor(shape ticketfilter.FilterValueShape) string {
 	switch shape {
-	case translate.FilterShapeEmpty:
+	case ticketfilter.FilterShapeEmpty:
 		return ""
-	case translate.FilterShapeDate:
+	case ticketfilter.FilterShapeDate:
 		return "2024-01-31 13:45:00"
-	case translate.FilterShapePeriod:
+	case ticketfilter.FilterShapePeriod:
 		return "today"
-	case translate.FilterShapeList:
+	case ticketfilter.FilterShapeList:
 		return "42,43"
 	}
 	return "42"
@@ -168,7 +169,7 @@ func visit(s *openapi3.Schema, v any) error {
 // that does not exist, and a limit in bytes that characters do not reach.
 // Above all the document never refuses what the gateway accepts.
 func TestFilterSchemaAgreesWithTheGateway(t *testing.T) {
-	grammar := translate.DescribeFilters(translate.FilterConfig{})
+	grammar := ticketfilter.DescribeFilters(ticketfilter.FilterConfig{})
 	params := []string{"field_color", "field_", "owner_email", "Status", "unknown"}
 	for _, p := range grammar.Params {
 		params = append(params, p.Name)
@@ -182,7 +183,7 @@ func TestFilterSchemaAgreesWithTheGateway(t *testing.T) {
 		"2024-02-30 00:00:00", wide,
 	}
 	inexpressible := map[string]bool{"2024-02-30 00:00:00": true, wide: true}
-	for name, cfg := range map[string]translate.FilterConfig{
+	for name, cfg := range map[string]ticketfilter.FilterConfig{
 		"any code":   {},
 		"code lists": {StatusCodes: []string{"open", "pending"}, ChannelTypes: []string{"E"}, PeriodCodes: []string{"today"}},
 	} {
@@ -190,7 +191,7 @@ func TestFilterSchemaAgreesWithTheGateway(t *testing.T) {
 			c := defaults()
 			c.Filters = cfg
 			schema := load(t, c).Components.Schemas["Filters"].Value
-			v := translate.NewFilterValidator(cfg)
+			v := ticketfilter.NewFilterValidator(cfg)
 			check := func(raw string, value string) {
 				t.Helper()
 				var decoded any
@@ -224,7 +225,7 @@ func TestFilterSchemaAgreesWithTheGateway(t *testing.T) {
 // document's schema accepts too, so a client that follows the document is
 // never refused by it. Seeds: translate's filter corpus.
 func FuzzFilterSchema(f *testing.F) {
-	seeds, err := filepath.Glob("../translate/testdata/fuzz/FuzzParseFilters/*")
+	seeds, err := filepath.Glob("../ticketfilter/testdata/fuzz/FuzzParseFilters/*")
 	require.NoError(f, err)
 	require.NotEmpty(f, seeds)
 	for _, path := range seeds {
@@ -236,14 +237,14 @@ func FuzzFilterSchema(f *testing.F) {
 		f.Add(s)
 	}
 	cfg := defaults()
-	cfg.Filters = translate.FilterConfig{MaxFilters: 8, PeriodCodes: []string{"today", "last_7_days"}}
+	cfg.Filters = ticketfilter.FilterConfig{MaxFilters: 8, PeriodCodes: []string{"today", "last_7_days"}}
 	raw, err := openapi.Generate(cfg)
 	require.NoError(f, err)
 	doc, err := openapi3.NewLoader().LoadFromData(raw)
 	require.NoError(f, err)
 	require.NoError(f, doc.Validate(context.Background()))
 	schema := doc.Components.Schemas["Filters"].Value
-	v := translate.NewFilterValidator(cfg.Filters)
+	v := ticketfilter.NewFilterValidator(cfg.Filters)
 	f.Fuzz(func(t *testing.T, raw string) {
 		if _, err := v.Parse(raw); err != nil {
 			return

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/helpdesk-gateway/gateway/internal/jsonstr"
 )
 
 // MaxIDLength bounds a record id, in bytes, in a cursor and in a backend
@@ -170,40 +172,9 @@ func exactCursorID(value string) (string, bool) {
 func EncodeCursor(id string) string {
 	buf := make([]byte, 0, len(id)+16)
 	buf = append(buf, `{"id":`...)
-	buf = appendJSONString(buf, id)
+	buf = jsonstr.Append(buf, id)
 	buf = append(buf, '}')
 	return base64.StdEncoding.EncodeToString(buf)
-}
-
-// appendJSONString appends s as a JSON string. Control characters are
-// escaped and invalid UTF-8 becomes U+FFFD, so the result is always valid
-// JSON whatever bytes the backend used in an id.
-func appendJSONString(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				buf = append(buf, '\\', c)
-			case c < 0x20:
-				buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				buf = append(buf, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, `\ufffd`...)
-		} else {
-			buf = append(buf, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(buf, '"')
 }
 
 // isWholeNumber reports whether s is an optionally negative run of digits.
@@ -227,6 +198,6 @@ var errEmptyID = errors.New("the id is empty")
 // error the gateway answers with.
 func AppendJSONMessage(dst []byte, message string) []byte {
 	dst = append(dst, `{"message":`...)
-	dst = appendJSONString(dst, message)
+	dst = jsonstr.Append(dst, message)
 	return append(dst, '}')
 }

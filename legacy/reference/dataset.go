@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 
 // kind describes one list of the reference backend.
@@ -102,9 +102,9 @@ var (
 	// Ticket statuses and channels are LiveAgent's letters (translate's
 	// StatusCodes and ChannelTypes), open and resolved tickets the most
 	// common, the transient and deleted states rare.
-	statuses     = translate.CodeValues(translate.StatusCodes()) // I N T P R X B A C W L
-	statusWeight = []int{1, 10, 2, 2, 25, 1, 4, 15, 20, 5, 15}   // percent, in the order of statuses
-	channels     = translate.CodeValues(translate.ChannelTypes())
+	statuses     = ticketfilter.CodeValues(ticketfilter.StatusCodes()) // I N T P R X B A C W L
+	statusWeight = []int{1, 10, 2, 2, 25, 1, 4, 15, 20, 5, 15}         // percent, in the order of statuses
+	channels     = ticketfilter.CodeValues(ticketfilter.ChannelTypes())
 	tagCodes     = []string{"vip", "urgent", "billing", "bug", "feature", "refund", "newsletter", "follow_up"}
 	subjects     = []string{"Printer not working", "Refund for order", "Cannot log in", "Invoice question",
 		"Delivery delayed", "Feature request: dark mode", "Password reset", "Billing address change",

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 
 func kindNamed(name string) *kind {
@@ -89,8 +89,8 @@ func TestTicketsAreCoherent(t *testing.T) {
 		require.NotNil(t, tk)
 		assert.Regexp(t, ticketCodeRE, tk.Code)
 		assert.Contains(t, tk.PublicAccessURL, tk.Code)
-		assert.Contains(t, translate.CodeValues(translate.StatusCodes()), tk.Status)
-		assert.Contains(t, translate.CodeValues(translate.ChannelTypes()), tk.ChannelType)
+		assert.Contains(t, ticketfilter.CodeValues(ticketfilter.StatusCodes()), tk.Status)
+		assert.Contains(t, ticketfilter.CodeValues(ticketfilter.ChannelTypes()), tk.ChannelType)
 		assert.Len(t, tk.CustomFields, 4)
 		assert.True(t, slices.IsSortedFunc(tk.Tags, func(a, b string) int {
 			return slices.Index(tagCodes, a) - slices.Index(tagCodes, b)
@@ -117,8 +117,8 @@ func TestTicketsAreCoherent(t *testing.T) {
 			seen["tag"][tag] = true
 		}
 	}
-	assert.Len(t, seen["status"], len(translate.StatusCodes()), "every LiveAgent status occurs")
-	assert.Len(t, seen["channel"], len(translate.ChannelTypes()), "every LiveAgent channel occurs")
+	assert.Len(t, seen["status"], len(ticketfilter.StatusCodes()), "every LiveAgent status occurs")
+	assert.Len(t, seen["channel"], len(ticketfilter.ChannelTypes()), "every LiveAgent channel occurs")
 	assert.Len(t, seen["tag"], len(tagCodes))
 }
 
@@ -169,7 +169,7 @@ func TestOtherRecordsArePlausible(t *testing.T) {
 	}
 	codes := map[string]string{}
 	for _, h := range get(t, b, "/tickets/history?_perPage=500").recs {
-		assert.Contains(t, translate.CodeValues(translate.StatusCodes()), h["status"])
+		assert.Contains(t, ticketfilter.CodeValues(ticketfilter.StatusCodes()), h["status"])
 		assert.Regexp(t, ticketCodeRE, h["conversation_code"])
 		if code, seen := codes[h["conversation_id"].(string)]; seen {
 			assert.Equal(t, code, h["conversation_code"], "one ticket, one code")

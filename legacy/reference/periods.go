@@ -5,12 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 
 // periodCodes are the DP codes the backend computes: LiveAgent's own,
-// from translate.PeriodCodes.
-var periodCodes = translate.CodeValues(translate.PeriodCodes())
+// from ticketfilter.PeriodCodes.
+var periodCodes = ticketfilter.CodeValues(ticketfilter.PeriodCodes())
 
 // period returns the bounds [from, to) of the DP period code as date-time
 // text, which compares in time order, for a backend whose clock reads now.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 
 // TestPeriodBounds pins every DP code's span at the boundaries where a
@@ -73,7 +73,7 @@ func TestPeriodBounds(t *testing.T) {
 }
 
 func TestEveryLiveAgentPeriodIsImplemented(t *testing.T) {
-	for _, c := range translate.PeriodCodes() {
+	for _, c := range ticketfilter.PeriodCodes() {
 		from, to, err := period(c.Code, time.Now())
 		require.NoError(t, err, c.Code)
 		assert.Less(t, from, to, c.Code)

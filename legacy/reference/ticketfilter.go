@@ -6,19 +6,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 
 // ticketFilterRules checks _filters for the reference backend with the
 // gateway's own grammar, except that DP takes only the period codes this
 // backend can compute: LiveAgent's. Status and channel codes are not
 // narrowed: an unknown one matches no ticket, as in LiveAgent.
-var ticketFilterRules = translate.NewFilterValidator(translate.FilterConfig{PeriodCodes: periodCodes})
+var ticketFilterRules = ticketfilter.NewFilterValidator(ticketfilter.FilterConfig{PeriodCodes: periodCodes})
 
 // filterTickets returns, in their order, the tickets that match every
 // condition of the _filters value raw (the conditions are ANDed). An empty
 // raw, "[]" and "{}" match every ticket. raw is checked with the gateway's
-// grammar; a *translate.FilterError says why it is refused. now anchors the
+// grammar; a *ticketfilter.FilterError says why it is refused. now anchors the
 // DP periods, in now's location, which is taken to be the location of the
 // tickets' date-times.
 //
@@ -65,7 +65,7 @@ func filterTickets(tickets []*Ticket, raw string, now time.Time) ([]*Ticket, err
 // compileTicketFilters returns whether a ticket matches every filter of
 // the _filters value raw; "" matches every ticket.
 func compileTicketFilters(raw string, now time.Time) (func(*Ticket) bool, error) {
-	var filters []translate.Filter
+	var filters []ticketfilter.Filter
 	if raw != "" {
 		var err error
 		if filters, err = ticketFilterRules.Parse(raw); err != nil {
@@ -141,7 +141,7 @@ func searchedText(t *Ticket) []string {
 }
 
 // compileTicketFilter turns a validated condition into a test of a ticket.
-func compileTicketFilter(f translate.Filter, now time.Time) (func(*Ticket) bool, error) {
+func compileTicketFilter(f ticketfilter.Filter, now time.Time) (func(*Ticket) bool, error) {
 	field, ok := ticketFields[f.Param]
 	if name, custom := strings.CutPrefix(f.Param, "field_"); custom {
 		field, ok = ticketField{one: func(t *Ticket) string { return t.CustomFields[name] }}, true

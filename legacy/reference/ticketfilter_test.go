@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -191,18 +191,18 @@ func TestFilterTicketsRefusesInvalidFilters(t *testing.T) {
 		`not json`,
 	} {
 		_, err := filterTickets(ticketFilterFixture(), raw, now)
-		var fe *translate.FilterError
+		var fe *ticketfilter.FilterError
 		require.ErrorAs(t, err, &fe, raw)
 		assert.NotEmpty(t, fe.Message)
 	}
 }
 
 func TestCompileTicketFilterRefusesWhatItDoesNotKnow(t *testing.T) {
-	_, err := compileTicketFilter(translate.Filter{Param: "status", Op: "XX", Value: "C"}, time.Now())
+	_, err := compileTicketFilter(ticketfilter.Filter{Param: "status", Op: "XX", Value: "C"}, time.Now())
 	assert.ErrorContains(t, err, `does not implement operator "XX"`)
-	_, err = compileTicketFilter(translate.Filter{Param: "priority", Op: "E", Value: "1"}, time.Now())
+	_, err = compileTicketFilter(ticketfilter.Filter{Param: "priority", Op: "E", Value: "1"}, time.Now())
 	assert.ErrorContains(t, err, "does not know this parameter")
-	_, err = compileTicketFilter(translate.Filter{Param: "date_created", Op: "DP", Value: "next_week"}, time.Now())
+	_, err = compileTicketFilter(ticketfilter.Filter{Param: "date_created", Op: "DP", Value: "next_week"}, time.Now())
 	assert.ErrorContains(t, err, `DP period "next_week"`)
 }
 

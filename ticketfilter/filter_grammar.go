@@ -1,4 +1,4 @@
-package translate
+package ticketfilter
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/helpdesk-gateway/gateway/internal/jsonstr"
 )
 
 // This file is the ticket-filter grammar of the API spec (sections 2 and 4.3)
@@ -391,5 +393,5 @@ func filterQuote(s string) string {
 		}
 		s, more = s[:cut], "…"
 	}
-	return string(appendJSONString(nil, s)) + more
+	return string(jsonstr.Append(nil, s)) + more
 }
