@@ -34,7 +34,7 @@ type kind struct {
 // cursor lists carry the fields of LiveAgent's list items as its public
 // API client docs show them (lists.go).
 var kinds = []kind{
-	{"calls", []string{"date_created", "call_duration"}, (*gen).call, callFields},
+	{"calls", []string{"dateCreated", "callDuration"}, (*gen).call, callFields},
 	{"grid/reports/time", []string{"reportdate", "reportedtime"}, (*gen).timeRow, timeRowFields},
 	{"phone_numbers", []string{"date_created", "number"}, (*gen).phoneNumber, phoneNumberFields},
 	{"tickets/history", []string{"date_from", "conversation_id"}, (*gen).historyEntry, historyFields},

@@ -20,17 +20,19 @@ var callTypes = []string{"I", "O", "T"}
 // ownLineNames name the help desk's own numbers, by ownLines' index.
 var ownLineNames = []string{"Support line", "Sales", "Toll free", "Berlin office"}
 
-// callFields are the fields of a call, as CallListItem has them.
+// callFields are the fields of a call, as CallListItem has them: its JSON
+// keys are camelCase (ticketId, dateCreated), unlike the other lists'.
+// Filters and sorts take the snake_case spelling too (see lookupField).
 var callFields = []listField{
-	{"id", fieldNumber}, {"ticket_id", fieldNumber}, {"type", fieldText},
-	{"from_number", fieldText}, {"from_name", fieldText}, {"to_number", fieldText}, {"to_name", fieldText},
-	{"via_number", fieldText}, {"date_created", fieldDateTime}, {"date_answered", fieldDateTime},
-	{"date_finished", fieldDateTime}, {"call_duration", fieldNumber},
+	{"id", fieldNumber}, {"ticketId", fieldNumber}, {"type", fieldText},
+	{"fromNumber", fieldText}, {"fromName", fieldText}, {"toNumber", fieldText}, {"toName", fieldText},
+	{"viaNumber", fieldText}, {"dateCreated", fieldDateTime}, {"dateAnswered", fieldDateTime},
+	{"dateFinished", fieldDateTime}, {"callDuration", fieldNumber},
 }
 
 // call makes a call: a customer calling in (I), an agent calling out (O),
 // or two agents (T). Seven in ten are answered; the others have no
-// date_answered and a call_duration of 0.
+// dateAnswered and a callDuration of 0.
 func (g *gen) call(id int64) *record {
 	at := g.date()
 	typ, agent := g.pick(callTypes), g.r.IntN(len(agents))
@@ -58,10 +60,10 @@ func (g *gen) call(id int64) *record {
 	if answered {
 		finished = ringEnd.Add(time.Duration(duration) * time.Second)
 	}
-	o := newObject(384).int("id", id).intText("ticket_id", 1+x.Int64N(g.maxID)).str("type", typ).
-		str("from_number", from).str("from_name", fromName).str("to_number", to).str("to_name", toName).
-		optional("via_number", via).dateTime("date_created", at, true).dateTime("date_answered", ringEnd, answered).
-		dateTime("date_finished", finished, true).intText("call_duration", duration)
+	o := newObject(384).int("id", id).intText("ticketId", 1+x.Int64N(g.maxID)).str("type", typ).
+		str("fromNumber", from).str("fromName", fromName).str("toNumber", to).str("toName", toName).
+		optional("viaNumber", via).dateTime("dateCreated", at, true).dateTime("dateAnswered", ringEnd, answered).
+		dateTime("dateFinished", finished, true).intText("callDuration", duration)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), duration}}
 }
 
