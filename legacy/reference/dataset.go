@@ -251,7 +251,7 @@ func encodeTicket(t *Ticket) []byte {
 		str("agentid", t.AgentID).str("departmentid", t.DepartmentID).str("date_created", t.DateCreated).
 		str("date_changed", t.DateChanged).str("date_resolved", t.DateResolved).str("last_activity", t.LastActivity).
 		str("last_activity_public", t.LastActivityPublic).str("public_access_url", t.PublicAccessURL).
-		stringMap("custom_fields", t.CustomFields).json()
+		customFields("custom_fields", t.CustomFields).json()
 }
 
 // The statuses of a ticket that is done with: it has a date_resolved.
