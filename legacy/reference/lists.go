@@ -12,7 +12,9 @@ import (
 // the docs make a field's meaning plain; a field the docs leave opaque is
 // left out, and the few fields of the backend's own are named below. Ids
 // stay numbers, as the gateway's tests have always had them, though
-// LiveAgent's clients type some as strings.
+// LiveAgent's clients type some as strings (and take a number there).
+// liveagent_models_test.go holds every record of every list to what those
+// models allow: keys, types, enum values and ranges.
 
 // callTypes are CallListItem's type letters: incoming, outgoing, internal.
 var callTypes = []string{"I", "O", "T"}
@@ -113,7 +115,8 @@ var phoneNumberFields = []listField{
 }
 
 // phoneNumber makes one of the help desk's numbers; four in five are
-// active (status A), the others inactive (I).
+// active (status A), the others inactive (I). Its dial_out_prefix is 1 to
+// 9: LiveAgent's PhoneNumber takes 1 to 999, and refuses 0.
 func (g *gen) phoneNumber(id int64) *record {
 	at := g.date()
 	number := g.phone()
@@ -129,7 +132,7 @@ func (g *gen) phoneNumber(id int64) *record {
 	x := g.details(ownPhoneNumbers, id)
 	o := newObject(256).int("id", id).str("type", typ).str("number", number).str("name", name).
 		str("departmentid", department).str("status", status).bool("record_in_call", x.IntN(2) == 0).
-		bool("record_out_call", x.IntN(2) == 0).int("dial_out_prefix", int64(x.IntN(10))).
+		bool("record_out_call", x.IntN(2) == 0).int("dial_out_prefix", 1+int64(x.IntN(9))).
 		dateTime("date_created", at, true)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), digits}}
 }
