@@ -24,7 +24,9 @@ import (
 // keys a model does not have (api_client.py, __deserialize_model), so a
 // field under another name is not refused but lost: the table lists every
 // field the backend writes, and a field of the backend's own must be named
-// in own, with why. Every path below is in that repository.
+// in own, with why. No setter of these five models checks a string's
+// pattern or length, so the table has none; the date-time shape is the
+// spec's (see dateTimeText). Every path below is in that repository.
 //
 // Which model describes which list, from the API docs of the same
 // repository: docs/CallsApi.md (get_calls_list: list[CallListItem]),
