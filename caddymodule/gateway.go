@@ -186,8 +186,9 @@ type Gateway struct {
 	// after the call that read it; 0 turns read-ahead off. Default: 2s.
 	// A pointer, since 0 is a value here, not the default.
 	ReadaheadTTL *caddy.Duration `json:"readahead_ttl,omitempty"`
-	// ReadaheadMemory bounds the bytes of the read-ahead windows the
-	// gateway holds, across its endpoints; the least recently used go
+	// ReadaheadMemory bounds the bytes the gateway keeps of its callers'
+	// lists across its endpoints, all counted: read-ahead windows, walks,
+	// identities and learned state; the least recently used list goes
 	// first. Default: 64 MiB.
 	ReadaheadMemory int64 `json:"readahead_memory,omitempty"`
 

@@ -78,8 +78,9 @@ type queued struct {
 // chain entry in its map (a slot, with room for the map's load) and in
 // the queue. TestListStateBytes measures them.
 const (
-	listBytes   = int64(unsafe.Sizeof(storedList{}) + unsafe.Sizeof(list.Element{}) + 2*unsafe.Sizeof("") + 16)
-	chainBytes  = int64(2*(unsafe.Sizeof("")+unsafe.Sizeof(chain{})+1) + unsafe.Sizeof(queued{}))
+	listBytes   = int64(unsafe.Sizeof(storedList{}) + unsafe.Sizeof(list.Element{}) + 3*mapSlot + 32)
+	chainBytes  = int64(2*(unsafe.Sizeof("")+unsafe.Sizeof(chain{})+1) + 2*unsafe.Sizeof(queued{}))
+	mapSlot     = unsafe.Sizeof("") + unsafe.Sizeof((*storedList)(nil)) + 1 // key, value, control byte
 	windowBytes = int64(unsafe.Sizeof(StoredWindow{}) + unsafe.Sizeof((*StoredWindow)(nil)))
 )
 
