@@ -98,3 +98,17 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 	assert.Positive(t, st.Windows, "windows were kept")
 	runtime.KeepAlive(e)
 }
+
+// TestPurgeEvery: expired windows and chain entries are dropped by the
+// timer, with no traffic, and the timer stops.
+func TestPurgeEvery(t *testing.T) {
+	s := NewMemoryStore(Numeric, 20*time.Millisecond, 1<<20)
+	keepFor(s, "l", "10", &StoredWindow{ids: []string{"10", "20", "30"}, floor: "10", start: -1}, time.Now())
+	require.Equal(t, 1, s.Stats().Windows)
+	stop := s.PurgeEvery(5 * time.Millisecond)
+	assert.Eventually(t, func() bool { st := s.Stats(); return st.Windows == 0 && st.Chains == 0 },
+		5*time.Second, 5*time.Millisecond, "expired windows go without traffic")
+	stop()
+	stop() // twice is fine
+	assert.Equal(t, listBytes+1, s.Stats().Bytes, "the list's learned state stays")
+}
