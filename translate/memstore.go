@@ -57,6 +57,9 @@ type storedList struct {
 	windows []*StoredWindow  // newest first
 	chains  map[string]chain // by the last id of a page served
 	queue   []queued         // chain entries as made, oldest first, to expire
+	// peak is the most entries chains held since it was made: a map does
+	// not shrink, so one that held four times its entries is made anew.
+	peak int
 }
 
 // chain is a walk chain entry: see Walked.
@@ -272,6 +275,7 @@ func (s *MemoryStore) Walked(name string, p Walked) {
 			l.chains = make(map[string]chain)
 		}
 		l.chains[id] = e
+		l.peak = max(l.peak, len(l.chains))
 		l.queue = append(l.queue, queued{id: id, made: p.Now})
 		l.bytes += chainBytes + int64(len(id))
 		s.bytes += chainBytes + int64(len(id))
@@ -331,8 +335,15 @@ func (s *MemoryStore) popChain(l *storedList) {
 	}
 	if e, ok := l.chains[q.id]; ok && e.made.Equal(q.made) {
 		delete(l.chains, q.id)
-		if len(l.chains) == 0 {
-			l.chains = nil // a map does not shrink: let it go
+		switch n := len(l.chains); {
+		case n == 0:
+			l.chains, l.peak = nil, 0 // a map does not shrink: let it go
+		case 4*n < l.peak && l.peak > 64:
+			m := make(map[string]chain, n) // not maps.Clone, which keeps the room
+			for k, v := range l.chains {
+				m[k] = v
+			}
+			l.chains, l.peak = m, n
 		}
 	}
 	n := chainBytes + int64(len(q.id))
