@@ -87,6 +87,9 @@ const (
 	windowBytes = int64(unsafe.Sizeof(StoredWindow{}) + unsafe.Sizeof((*StoredWindow)(nil)))
 )
 
+// Interface guard
+var _ ListStore = (*MemoryStore)(nil)
+
 // StoredWindow is one backend answer kept as a read-ahead window.
 type StoredWindow struct {
 	ids     []string
@@ -189,8 +192,8 @@ func (s *MemoryStore) Cut(name string, q CutQuery) (c CutResult) {
 	s.lru.MoveToFront(l.elem)
 	s.expire(l, q.Now)
 	e, ok := l.chains[q.After]
-	if !ok {
-		return c
+	if !ok || q.Now.Sub(e.made) >= s.ttl {
+		return c // expire pops in queue order, which concurrent pages may skew
 	}
 	c.Continues, c.Walk, c.Made = true, e.walk, e.made
 	if q.Fresh {
