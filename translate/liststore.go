@@ -26,9 +26,12 @@ import (
 //     than the page that read them, each with the time its call began.
 //     They serve for the TTL from that time.
 //
-// The position index (index.go) is kept apart, per endpoint: its samples
-// are hints that every answer verifies, not content, so it is keyed by a
-// hash and shared by every identity of the endpoint's lists.
+// The position index (index.go) is still kept apart, one per endpoint
+// under index_size, keyed by a hash of the identity: its samples are hints
+// that every answer verifies, not content, so a collision costs calls,
+// never a wrong page. Moving its samples into this object (and this
+// interface, as plain samples in and out) is the step left of issue 29's
+// point 4.
 //
 // ListStore is the seam for a store shared by several instances (a
 // Redis-backed one, issue 33): each method but learned is one atomic
