@@ -300,7 +300,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			Order:       g.order,
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
-			Index:       translate.NewIndex(g.order, g.IndexSize),
+			Index:       g.windows.Index(g.IndexSize), // its samples in each list's object, under readahead_memory
 			Offsets:     g.dialect.Offsets(),
 			Lists:       g.windows,
 		}, m: newEndpointMetrics(name, true)}

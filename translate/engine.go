@@ -272,7 +272,13 @@ func (e *Engine) store() ListStore {
 	if e.Lists != nil {
 		return e.Lists
 	}
-	e.own.Do(func() { e.ownLists = NewMemoryStore(e.Order, 0, defaultListMemory) })
+	e.own.Do(func() {
+		if e.Index != nil && e.Index.store != nil {
+			e.ownLists = e.Index.store // one object per list: samples and learned state
+		} else {
+			e.ownLists = NewMemoryStore(e.Order, 0, defaultListMemory)
+		}
+	})
 	return e.ownLists
 }
 

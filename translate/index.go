@@ -2,47 +2,72 @@ package translate
 
 import (
 	"container/list"
-	"hash/maphash"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Index remembers where ids were seen in each list: (offset, id) samples
 // learned from every backend answer, and where a list ended. One Index
-// serves one endpoint and is shared by all its clients, so a cursor built by
-// hand benefits from the walks of others.
+// serves one endpoint; each list identity's samples are its own.
 //
 // Samples are hints, never trusted: records come and go between calls and
 // shift every offset after them. The engine verifies each hint against a
 // fresh answer and relocates when it moved.
 //
-// A list is known by a keyed hash of its name, not the name: names carry
-// client query strings, and a client sending a new one with every request
-// must not fill memory with them. Two names that share a hash share
-// samples, which costs backend calls, never a wrong page; the key is random
-// per Index, so a client cannot aim for that.
+// Index is a view: a list's samples live in the list identity's one object
+// in a MemoryStore (liststore.go), under the identity in full and counted
+// in the store's one bound in bytes, each sample as its struct and its
+// id. A list the store evicts takes its samples with it. The Index bounds
+// only how many samples, and lists holding samples, it keeps in all
+// (limit, the index_size option), least recently used list first, so that
+// one endpoint's search state stays small in the store it shares.
+//
+// Locks: the store's guards its map and bytes, the Index's its lists'
+// samples. The store takes the Index's while it holds its own (to drop a
+// list's samples with the list); the Index never takes the store's while
+// it holds its own, and hands the store the bytes a change cost after.
 type Index struct {
 	order Order
-	limit int // samples, and lists, held at most
-	seed  maphash.Seed
+	limit int // samples, and lists holding samples, held at most
+	store *MemoryStore
 
 	mu    sync.Mutex
-	lists map[uint64]*positions
-	lru   list.List // of *positions, the most recently used first
+	lru   list.List // of *positions holding samples, the most recently used first
 	total int       // samples held across lists
 	locks int       // learnings, each one acquisition of mu, for tests
 }
 
 // positions holds the samples of one list, ascending by id and by offset.
+// It hangs off the list's object in the store (storedList.pos), made by
+// the first learning; its fields but owner and list are guarded by the
+// owner's mutex.
 type positions struct {
 	samples []sample
 	end     int    // an offset at or past the list's end; -1 when unknown
 	spread  spread // how irregular the list's gaps are, from its answers
 	answers uint32 // answers learned, to measure a well-known spread rarely
-	key     uint64
-	elem    *list.Element // in Index.lru
+
+	owner *Index        // the index that made it; set once, under the store's lock
+	list  *storedList   // whose pos it is
+	elem  *list.Element // in owner.lru; nil while it holds nothing
+	ids   int64         // the bytes of the samples' ids
+	// counted is what the store was last told the samples cost; gone says
+	// the store dropped the list, and the samples with it.
+	counted int64
+	gone    bool
 }
+
+// Sizes the store counts for a list's positions: the object with its LRU
+// element, made once, and each sample's struct (its id's bytes apart).
+const (
+	positionsBytes = int64(unsafe.Sizeof(positions{}) + unsafe.Sizeof(list.Element{}) + unsafe.Sizeof((*positions)(nil)))
+	sampleBytes    = int64(unsafe.Sizeof(sample{}))
+)
+
+// bytes is what p's samples cost the store beyond positionsBytes.
+func (p *positions) bytes() int64 { return int64(cap(p.samples))*sampleBytes + p.ids }
 
 type sample struct {
 	off int
@@ -95,12 +120,21 @@ func nearLadder(near *[nearSamples]sample, below []sample) int {
 const nearScan = 256
 
 // NewIndex returns an index holding at most limit samples of at most limit
-// lists; limit < 1 makes an index that remembers nothing.
+// lists, in a MemoryStore of its own (read-ahead off, bounded as an
+// Engine's own store); limit < 1 makes an index that remembers nothing. An
+// Engine whose Lists is unset keeps its lists in that store too. A
+// gateway's endpoints take theirs from the store they share, with
+// MemoryStore.Index.
 func NewIndex(order Order, limit int) *Index {
-	return &Index{order: order, limit: limit, seed: maphash.MakeSeed(), lists: make(map[uint64]*positions)}
+	return NewMemoryStore(order, 0, defaultListMemory).Index(limit)
 }
 
-func (x *Index) key(list string) uint64 { return maphash.String(x.seed, list) }
+// Index returns a position index whose samples live in s's list objects,
+// counted in s's bound: at most limit samples of at most limit lists;
+// limit < 1 makes an index that remembers nothing.
+func (s *MemoryStore) Index(limit int) *Index {
+	return &Index{order: s.order, limit: limit, store: s}
+}
 
 // Len returns the number of samples held.
 func (x *Index) Len() int {
@@ -112,7 +146,7 @@ func (x *Index) Len() int {
 	return x.total
 }
 
-// Stats returns the lists the index holds and the samples across them,
+// Stats returns the lists that hold samples and the samples across them,
 // for the admin endpoint. Both are kept as the index changes, so this is
 // constant time and holds the lock no longer than Len.
 func (x *Index) Stats() (lists, samples int) {
@@ -121,20 +155,22 @@ func (x *Index) Stats() (lists, samples int) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return len(x.lists), x.total
+	return x.lru.Len(), x.total
 }
 
 func (x *Index) lookup(list, id string) hint {
 	h := hint{end: -1}
-	if x == nil {
+	if x == nil || x.store == nil {
 		return h
 	}
-	k := x.key(list)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	p := x.lists[k]
+	p := x.store.positions(list, x, false)
 	if p == nil {
 		return h
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if p.elem == nil {
+		return h // none yet, or dropped since
 	}
 	x.lru.MoveToFront(p.elem)
 	h.end = p.end
@@ -182,18 +218,38 @@ func (a answerIDs) confirms(order Order, s sample) bool {
 // do not wipe out each other's next cursor with their answers, which would
 // make each next page search where one call would do.
 func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answerIDs) {
-	if x == nil || x.limit < 1 {
+	if x == nil || x.limit < 1 || x.store == nil {
 		return
 	}
-	k := x.key(list)
+	p := x.store.positions(list, x, true)
+	if p == nil {
+		return
+	}
+	var room [4]change // on the stack: p, and a list or two forgotten for room
+	changes := x.learnLocked(p, run, seenTo, end, a, room[:0])
+	x.store.counted(p.list, changes)
+}
+
+// change is what a list's samples cost the store more (or less, below
+// zero) after an index changed them.
+type change struct {
+	p     *positions
+	bytes int64
+}
+
+// learnLocked is learnAnswer's change to p under x.mu. It returns the
+// changes in bytes of p and of any list forgotten for room, for the
+// store to count once x.mu is let go (see Index's locks).
+func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answerIDs, changes []change) []change {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.locks++
-	p := x.lists[k]
-	if p == nil {
-		p = &positions{end: -1, key: k}
+	if p.gone {
+		return changes // the store dropped the list since it gave p
+	}
+	if p.elem == nil {
+		p.end = -1
 		p.elem = x.lru.PushFront(p)
-		x.lists[k] = p
 	} else {
 		x.lru.MoveToFront(p.elem)
 	}
@@ -208,7 +264,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	}
 	if len(run) > 0 {
 		before := len(p.samples)
-		p.samples = x.splice(p.samples, run, a)
+		p.samples = x.splice(p, run, a)
 		x.total += len(p.samples) - before
 	}
 	if p.end >= 0 {
@@ -217,15 +273,36 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 			n--
 		}
 		x.total -= len(p.samples) - n
+		p.ids -= idBytes(p.samples[n:])
 		clear(p.samples[n:])
 		p.samples = p.samples[:n]
 	}
-	x.evict(p)
+	changes = x.evict(p, changes)
+	return recount(p, changes)
+}
+
+// recount adds to changes what p's samples cost more than the store was
+// last told, if anything, and tells it so. The caller holds the owner's
+// mutex.
+func recount(p *positions, changes []change) []change {
+	if d := p.bytes() - p.counted; d != 0 {
+		p.counted += d
+		changes = append(changes, change{p, d})
+	}
+	return changes
+}
+
+func idBytes(samples []sample) (n int64) {
+	for _, s := range samples {
+		n += int64(len(s.id))
+	}
+	return n
 }
 
 // splice replaces the samples that run supersedes with run and those of
 // them that a confirms.
-func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
+func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
+	samples := p.samples
 	first, last := run[0], run[len(run)-1]
 	i := sort.Search(len(samples), func(i int) bool {
 		return x.order.Compare(samples[i].id, first.id) >= 0
@@ -251,14 +328,17 @@ func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
 		fresh = make([]sample, 0, n)
 	}
 	old := samples[i:j]
+	p.ids -= idBytes(old)
 	for _, s := range run {
 		for len(old) > 0 && old[0].off <= s.off {
 			if old[0].off < s.off && old[0].off > first.off && a.confirms(x.order, old[0]) {
 				fresh = append(fresh, old[0])
+				p.ids += int64(len(old[0].id))
 			}
 			old = old[1:]
 		}
 		fresh = append(fresh, sample{off: s.off, id: strings.Clone(s.id)})
+		p.ids += int64(len(s.id))
 	}
 	tail := len(samples) - j
 	out := samples
@@ -273,35 +353,59 @@ func (x *Index) splice(samples, run []sample, a answerIDs) []sample {
 }
 
 // evict keeps the index within its limits: first by forgetting the least
-// recently used other lists, in constant time each, until both samples and
-// lists are within limit (a list that ended empty holds no sample but still
-// counts), then by thinning keep to every other sample, which halves its
-// memory and keeps its spread. A list keeps at least its two ends.
-func (x *Index) evict(keep *positions) {
-	for (x.total > x.limit || len(x.lists) > x.limit) && len(x.lists) > 1 {
+// recently used other lists' samples, in constant time each, until both
+// samples and lists are within limit (a list that ended empty holds no
+// sample but still counts), then by thinning keep to every other sample,
+// which halves its memory and keeps its spread. A list keeps at least its
+// two ends. It returns changes with those of the lists forgotten added.
+// The caller holds x.mu.
+func (x *Index) evict(keep *positions, changes []change) []change {
+	for (x.total > x.limit || x.lru.Len() > x.limit) && x.lru.Len() > 1 {
 		e := x.lru.Back()
 		if e.Value == keep {
 			e = e.Prev()
 		}
 		p := e.Value.(*positions)
-		x.total -= len(p.samples)
-		delete(x.lists, p.key)
-		x.lru.Remove(e)
+		x.forget(p)
+		changes = recount(p, changes)
 	}
-	for x.total > x.limit && len(keep.samples) > 2 {
-		s := keep.samples
-		last := s[len(s)-1]
-		n := 0
-		for k := 0; k < len(s); k += 2 {
-			s[n] = s[k]
-			n++
-		}
-		if s[n-1] != last {
-			s[n] = last
-			n++
-		}
-		clear(s[n:])
-		keep.samples = s[:n]
-		x.total = n
+	for x.total > x.limit && thin(keep) {
+		x.total = len(keep.samples)
 	}
+	return changes
+}
+
+// thin halves p's samples, keeping its last; false when p holds two or
+// fewer. The caller holds the owner's mutex and counts the samples gone.
+func thin(p *positions) bool {
+	s := p.samples
+	if len(s) <= 2 {
+		return false
+	}
+	last := s[len(s)-1]
+	n := 0
+	for k := 0; k < len(s); k += 2 {
+		s[n] = s[k]
+		n++
+	}
+	if s[n-1] != last {
+		s[n] = last
+		n++
+	}
+	// A new array, so that the memory goes: the store counts capacity.
+	p.samples = append(make([]sample, 0, n), s[:n]...)
+	clear(s)
+	p.ids = idBytes(p.samples) // as long as thinning, which is rare
+	return true
+}
+
+// forget drops p's samples: the list's object keeps p, empty, for its
+// next learning. The caller holds x.mu.
+func (x *Index) forget(p *positions) {
+	if p.elem == nil {
+		return
+	}
+	x.total -= len(p.samples)
+	x.lru.Remove(p.elem)
+	*p = positions{owner: p.owner, list: p.list, counted: p.counted, gone: p.gone, end: -1}
 }

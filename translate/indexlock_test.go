@@ -16,6 +16,31 @@ func (x *Index) learnings() int {
 	return x.locks
 }
 
+// held returns the samples x holds of list, as its store keeps them; nil
+// when none.
+func (x *Index) held(list string) *positions {
+	x.store.mu.Lock()
+	defer x.store.mu.Unlock()
+	if l := x.store.lists[list]; l != nil && l.pos != nil && l.pos.owner == x && l.pos.elem != nil {
+		return l.pos
+	}
+	return nil
+}
+
+// heldLists returns the positions of every list x holds samples of, as
+// its store keeps them.
+func (x *Index) heldLists() []*positions {
+	x.store.mu.Lock()
+	defer x.store.mu.Unlock()
+	var held []*positions
+	for _, l := range x.store.lists {
+		if l.pos != nil && l.pos.owner == x && l.pos.elem != nil {
+			held = append(held, l.pos)
+		}
+	}
+	return held
+}
+
 // TestOneIndexLearningPerPage: a page read in one call gives the index
 // what it learned (its answer, the next page's cursor, and a cold
 // cursor's own record inside a wide answer) under one lock.

@@ -74,11 +74,11 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 	const (
 		callers = 3000
 		memory  = 1 << 20
-		slack   = 256 << 10 // the position index's few samples, and the test's own
+		slack   = 256 << 10 // the test's own
 	)
 	l := newMemList(evenIDs(2000)).withRecords()
-	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: NewIndex(Numeric, 1000),
-		Lists: NewMemoryStore(Numeric, time.Hour, memory)}
+	s := NewMemoryStore(Numeric, time.Hour, memory)
+	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: s.Index(1000), Lists: s}
 	query := strings.Repeat("q", 7<<10)
 	before := liveHeap()
 	for c := range callers {

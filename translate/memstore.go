@@ -54,6 +54,7 @@ type storedList struct {
 	elem    *list.Element // in MemoryStore.lru
 	bytes   int64         // counted in the store's: the list's own and its entries'
 
+	pos     *positions       // the position index's samples; nil before its first learning
 	windows []*StoredWindow  // newest first
 	chains  map[string]chain // by the last id of a page served
 	queue   []queued         // chain entries as made, oldest first, to expire
@@ -176,6 +177,59 @@ func (s *MemoryStore) get(name string) *storedList {
 	s.lists[name] = l
 	s.bytes += l.bytes
 	return l
+}
+
+// positions returns the list's samples, made for x when new if make is
+// set, and marks the list used; nil when the list holds none (make
+// unset) or another index's. Lookups and learnings of the index come
+// here first, so that a list's samples live and die with its object.
+func (s *MemoryStore) positions(name string, x *Index, make bool) *positions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lists[name]
+	switch {
+	case l != nil:
+		s.lru.MoveToFront(l.elem)
+	case !make:
+		return nil
+	default:
+		l = s.get(name)
+	}
+	if l.pos == nil {
+		if !make {
+			return nil
+		}
+		l.pos = &positions{owner: x, list: l, end: -1}
+		l.bytes += positionsBytes
+		s.bytes += positionsBytes
+		s.bound(l)
+	}
+	if l.pos.owner != x {
+		return nil // a list is one endpoint's, so of one index; never shared
+	}
+	return l.pos
+}
+
+// counted takes the changes in bytes of the samples an index changed
+// (see recount), for the lists the store still holds, and keeps the bound
+// for the list in use.
+func (s *MemoryStore) counted(keep *storedList, changes []change) {
+	if len(changes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range changes {
+		// A list dropped since counts nothing: its bytes left with it,
+		// before this change.
+		if l := c.p.list; s.lists[l.key] == l {
+			l.bytes += c.bytes
+			s.bytes += c.bytes
+		}
+	}
+	if s.lists[keep.key] == keep {
+		s.bound(keep)
+	}
 }
 
 // Cut implements ListStore: the walk rule's check (see readahead.go).
@@ -389,9 +443,9 @@ func (s *MemoryStore) drop(l *storedList, w *StoredWindow, expired bool) {
 }
 
 // bound keeps the store within its memory: the least recently used
-// list's windows go first, then that list; the list in use (keep) loses
-// its oldest windows and chain entries, never its learned state. The
-// caller holds s.mu.
+// list's windows go first, then that list, with its samples; the list in
+// use (keep) loses its oldest windows and chain entries, then half its
+// samples at a time, never its learned state. The caller holds s.mu.
 func (s *MemoryStore) bound(keep *storedList) {
 	for s.bytes > s.memory && s.lru.Len() > 0 {
 		l := s.lru.Back().Value.(*storedList)
@@ -405,10 +459,32 @@ func (s *MemoryStore) bound(keep *storedList) {
 			s.remove(l)
 		case len(l.queue) > 0:
 			s.popChain(l)
-		default:
+		case !s.thin(l):
 			return
 		}
 	}
+}
+
+// thin halves the samples of l, the list in use, when nothing else is
+// left to drop; false when it holds too few. The caller holds s.mu.
+func (s *MemoryStore) thin(l *storedList) bool {
+	p := l.pos
+	if p == nil {
+		return false
+	}
+	x := p.owner
+	x.mu.Lock()
+	n := len(p.samples)
+	thinned := thin(p)
+	x.total -= n - len(p.samples)
+	var room [1]change
+	c := recount(p, room[:0])
+	x.mu.Unlock()
+	for _, c := range c {
+		l.bytes += c.bytes
+		s.bytes += c.bytes
+	}
+	return thinned
 }
 
 // remove forgets l whole. The caller holds s.mu.
@@ -419,9 +495,25 @@ func (s *MemoryStore) remove(l *storedList) {
 	for len(l.queue) > 0 {
 		s.popChain(l)
 	}
+	l.dropPositions()
 	s.lru.Remove(l.elem)
 	delete(s.lists, l.key)
 	s.bytes -= l.bytes
+}
+
+// dropPositions drops l's samples from the index that holds them, as the
+// store drops l. The caller holds s.mu, which the index never waits for
+// while it holds its own.
+func (l *storedList) dropPositions() {
+	p := l.pos
+	if p == nil {
+		return
+	}
+	x := p.owner
+	x.mu.Lock()
+	x.forget(p)
+	p.gone = true
+	x.mu.Unlock()
 }
 
 // Clear drops every list, as when the config that made the store is
@@ -432,6 +524,9 @@ func (s *MemoryStore) Clear() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, l := range s.lists {
+		l.dropPositions()
+	}
 	clear(s.lists)
 	s.lru.Init()
 	s.bytes, s.windows, s.chains = 0, 0, 0

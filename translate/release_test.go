@@ -129,8 +129,8 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 			for _, id := range tc.ids {
 				known[strconv.FormatInt(id, 10)] = true
 			}
-			require.NotEmpty(t, x.lists, "the page taught the index")
-			for _, p := range x.lists {
+			require.NotEmpty(t, x.heldLists(), "the page taught the index")
+			for _, p := range x.heldLists() {
 				for _, s := range p.samples {
 					assert.True(t, known[s.id], "the index learned %q at %d, not an id of the list", s.id, s.off)
 				}

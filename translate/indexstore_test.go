@@ -1,0 +1,143 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// One place per list identity: the position index's samples live in the
+// list's object in the store, under its one key and its one bound.
+
+// TestIndexWithinTheStoresBound: thousands of identities with 8 KiB names
+// each learn a run of long ids. The store counts every sample with its id,
+// so its bytes, and the heap it holds, stay within its memory however
+// generous index_size is; a list the store evicts takes its samples along,
+// and the index's counts follow.
+func TestIndexWithinTheStoresBound(t *testing.T) {
+	const (
+		lists   = 2000
+		samples = 200
+		memory  = 1 << 20
+		slack   = 256 << 10 // the test's own
+	)
+	pad := strings.Repeat("x", 8<<10)
+	run := make([]sample, samples)
+	for i := range run {
+		run[i] = sample{off: i, id: fmt.Sprintf("%032d", i+1)}
+	}
+	s := NewMemoryStore(Lexical, 0, memory)
+	x := s.Index(1 << 26)
+	name := func(i int) string { return fmt.Sprintf("/calls?q=%s&n=%d", pad, i) }
+	before := liveHeap()
+	highest := int64(0)
+	for i := range lists {
+		x.learn(name(i), run, samples, -1)
+		highest = max(highest, s.Stats().Bytes)
+	}
+	rise := liveHeap() - before
+	st := s.Stats()
+	t.Logf("heap rose by %d KiB for a bound of %d KiB; the store holds %d lists in %d KiB",
+		rise>>10, memory>>10, st.Lists, st.Bytes>>10)
+	assert.LessOrEqual(t, highest, int64(memory), "the store's bytes, all along")
+	assert.LessOrEqual(t, rise, int64(memory+slack), "the heap the store holds")
+	assert.Less(t, st.Lists, lists, "lists were evicted for memory")
+
+	assert.Nil(t, x.held(name(0)), "the first list's samples left with it")
+	assert.False(t, x.lookup(name(0), run[5].id).hasLo)
+	newest := x.held(name(lists - 1))
+	require.NotNil(t, newest, "the list in use is kept")
+	assert.Len(t, newest.samples, samples)
+
+	heldLists, heldSamples := 0, 0
+	for _, p := range x.heldLists() {
+		heldLists++
+		heldSamples += len(p.samples)
+	}
+	gotLists, gotSamples := x.Stats()
+	assert.Equal(t, heldLists, gotLists, "the index counts the lists the store kept")
+	assert.Equal(t, heldSamples, gotSamples)
+	assert.Equal(t, st.Lists, gotLists, "each list the store holds has its samples")
+	runtime.KeepAlive(x)
+}
+
+// TestIndexThinsTheListInUseToItsBound: a list whose samples alone would
+// pass the store's memory keeps half of them at a time, never its ends.
+func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
+	const memory = 16 << 10
+	s := NewMemoryStore(Numeric, 0, memory)
+	x := s.Index(1 << 26)
+	run := make([]sample, 2000)
+	for i := range run {
+		run[i] = sample{off: i, id: fmt.Sprint(10 * (i + 1))}
+	}
+	x.learn("l", run, len(run), -1)
+	assert.LessOrEqual(t, s.Stats().Bytes, int64(memory))
+	p := x.held("l")
+	require.NotNil(t, p)
+	assert.Less(t, len(p.samples), len(run))
+	assert.Equal(t, run[0], p.samples[0])
+	assert.Equal(t, run[len(run)-1], p.samples[len(p.samples)-1])
+	assert.Equal(t, len(p.samples), x.Len())
+}
+
+// TestIndexKeysListsInFull: the index used to know a list by a 64-bit
+// hash of its name, and two names sharing one shared samples. The samples
+// now hang off the list's object, found by the name in full: two names
+// that differ only in their last byte, after 8 KiB, are apart, and each
+// object is its name's. (A hash collision cannot be made on purpose: the
+// old seed was random; what the test shows is the key.)
+func TestIndexKeysListsInFull(t *testing.T) {
+	pad := strings.Repeat("q", 8<<10)
+	a, b := "/calls?q="+pad+"a", "/calls?q="+pad+"b"
+	x := NewIndex(Numeric, 100)
+	x.learn(a, []sample{{0, "10"}, {9, "100"}}, 10, -1)
+	x.learn(b, []sample{{0, "7"}}, 1, 1)
+
+	ha, hb := x.lookup(a, "50"), x.lookup(b, "50")
+	assert.Equal(t, sample{0, "10"}, ha.lo)
+	assert.Equal(t, -1, ha.end)
+	assert.Equal(t, sample{0, "7"}, hb.lo)
+	assert.Equal(t, 1, hb.end, "b ended; a did not")
+	require.NotNil(t, x.held(a))
+	require.NotNil(t, x.held(b))
+	assert.Equal(t, a, x.held(a).list.key)
+	assert.Equal(t, b, x.held(b).list.key)
+	assert.NotSame(t, x.held(a), x.held(b))
+}
+
+// TestIndexKeptWithReadaheadOff: with read-ahead off (a TTL of 0) the
+// store still holds each list's one object, its samples and learned
+// sizes, and a second walk of a list finds every cursor in the index.
+func TestIndexKeptWithReadaheadOff(t *testing.T) {
+	s := NewMemoryStore(Numeric, 0, 64<<20)
+	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: s.Index(100_000), Lists: s}
+	l := newMemList(evenIDs(3000))
+	walk(t, e, l, 50)
+	st := s.Stats()
+	assert.Equal(t, 1, st.Lists, "one object for the list: samples and learned state")
+	assert.Zero(t, st.Windows+st.Chains)
+	lists, samples := e.Index.Stats()
+	assert.Equal(t, 1, lists)
+	assert.Positive(t, samples)
+
+	cursor := ""
+	for {
+		pg, err := e.Page(context.Background(), l, Request{List: "l", After: cursor, Size: 50})
+		require.NoError(t, err)
+		if cursor != "" {
+			assert.True(t, pg.IndexHit, "cursor %s", cursor)
+		}
+		if !pg.More {
+			break
+		}
+		cursor = pg.IDs[len(pg.IDs)-1]
+	}
+	_ = time.Second
+}
