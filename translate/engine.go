@@ -130,8 +130,10 @@ type Engine struct {
 	// and, when its TTL is not 0, the walks it serves and their read-ahead
 	// windows: a walk that continues is read in larger answers, and its
 	// next pages are cut from them without a backend call (see
-	// liststore.go and readahead.go). Unset, the engine keeps its own
-	// MemoryStore with read-ahead off. Set it before the first page.
+	// liststore.go and readahead.go). Unset, the engine keeps its lists
+	// in its Index's store, or a MemoryStore of its own, with read-ahead
+	// off. Set it before the first page; an Index made by Lists.Index
+	// keeps its samples in the same objects.
 	Lists ListStore
 
 	own      sync.Once

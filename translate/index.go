@@ -52,7 +52,7 @@ type positions struct {
 	owner *Index        // the index that made it; set once, under the store's lock
 	list  *storedList   // whose pos it is
 	elem  *list.Element // in owner.lru; nil while it holds nothing
-	ids   int64         // the bytes of the samples' ids
+	ids   int64         // what the samples' ids cost (idCost)
 	// counted is what the store was last told the samples cost; gone says
 	// the store dropped the list, and the samples with it.
 	counted int64
@@ -292,11 +292,24 @@ func recount(p *positions, changes []change) []change {
 	return changes
 }
 
+// idBytes is what the ids of samples cost the heap.
 func idBytes(samples []sample) (n int64) {
 	for _, s := range samples {
-		n += int64(len(s.id))
+		n += idCost(s.id)
 	}
 	return n
+}
+
+// idCost is what a sample's id, cloned, costs the heap: its bytes rounded
+// up as the allocator's size classes round them (no less for an id of at
+// most 512 bytes, the longest the gateway takes), so that many short ids
+// are not undercounted. TestPositionsBytes measures it.
+func idCost(id string) int64 {
+	n := int64(len(id))
+	if n <= 256 {
+		return (n + 15) &^ 15
+	}
+	return (n + 63) &^ 63
 }
 
 // splice replaces the samples that run supersedes with run and those of
@@ -333,12 +346,12 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 		for len(old) > 0 && old[0].off <= s.off {
 			if old[0].off < s.off && old[0].off > first.off && a.confirms(x.order, old[0]) {
 				fresh = append(fresh, old[0])
-				p.ids += int64(len(old[0].id))
+				p.ids += idCost(old[0].id)
 			}
 			old = old[1:]
 		}
 		fresh = append(fresh, sample{off: s.off, id: strings.Clone(s.id)})
-		p.ids += int64(len(s.id))
+		p.ids += idCost(s.id)
 	}
 	tail := len(samples) - j
 	out := samples

@@ -141,3 +141,48 @@ func TestIndexKeptWithReadaheadOff(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestPositionsBytes: what the store counts for a list's samples (the
+// positions object with its LRU element, each sample's struct and id, at
+// the slice's capacity) is no less than what the heap holds for them, for
+// many lists of a few samples and for one list of many.
+func TestPositionsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		lists, samples int
+	}{
+		{"many lists", 10_000, 2},
+		{"one long list", 1, 50_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewMemoryStore(Numeric, 0, 1<<40)
+			x := s.Index(1 << 26)
+			names := make([]string, tc.lists)
+			for i := range names {
+				names[i] = fmt.Sprintf("/calls?list=%08d", i)
+			}
+			runs := make([][]sample, tc.lists)
+			for i := range runs {
+				for k := range tc.samples {
+					runs[i] = append(runs[i], sample{off: 10 * k, id: fmt.Sprint(100 * (k + 1))})
+				}
+			}
+			before := liveHeap()
+			for i, name := range names {
+				for k := 0; k < len(runs[i]); k += 100 { // learned in answers of 100
+					run := runs[i][k:min(k+100, len(runs[i]))]
+					x.learn(name, run, run[len(run)-1].off+1, -1)
+				}
+			}
+			rise := liveHeap() - before
+			counted := s.Stats().Bytes
+			t.Logf("%d lists of %d samples: %d bytes on the heap, %d counted (a list's positions %d, a sample %d and its id)",
+				tc.lists, tc.samples, rise, counted, positionsBytes, sampleBytes)
+			assert.LessOrEqual(t, rise, counted)
+			_, held := x.Stats()
+			assert.Equal(t, tc.lists*tc.samples, held)
+			runtime.KeepAlive(x)
+			runtime.KeepAlive(runs)
+		})
+	}
+}

@@ -9,13 +9,18 @@ import (
 //
 // A list identity (Request.List) is one caller's view of one list: the
 // endpoint, the caller's own parameters and a hash of its headers. All
-// the engine keeps of it, beyond the position index's hints, is one
-// object in a ListStore, under the identity in full (never a hash: its
-// windows are content) and under the store's one bound in bytes:
+// the engine keeps of it is one object in a ListStore, under the identity
+// in full (never a hash: its windows are content) and under the store's
+// one bound in bytes:
 //
 //   - what the list's backend taught (listState): the page sizes its
 //     answers proved, and whether it keeps the keyset condition. It stays
 //     in the instance that learned it.
+//   - its position samples (index.go, positions): where ids were seen,
+//     where the list ended and how irregular its gaps are. They are hints
+//     that every answer verifies, not content; the endpoint's Index is a
+//     view that finds them here, and index_size bounds how many it keeps
+//     in all. They go when the store evicts the list.
 //   - its walk chains: for each page served with more after it, an entry
 //     under the page's last id that holds the time of the answer that
 //     record came from, and the walk's read-ahead size and pace. They are
@@ -26,18 +31,22 @@ import (
 //     than the page that read them, each with the time its call began.
 //     They serve for the TTL from that time.
 //
-// The position index (index.go) is still kept apart, one per endpoint
-// under index_size, keyed by a hash of the identity: its samples are hints
-// that every answer verifies, not content, so a collision costs calls,
-// never a wrong page. Moving its samples into this object (and this
-// interface, as plain samples in and out) is the step left of issue 29's
-// point 4.
-//
 // ListStore is the seam for a store shared by several instances (a
 // Redis-backed one, issue 33): each method but learned is one atomic
 // operation on one list identity, with plain data in and out (ids, record
 // bytes, times, sizes), so that such a store does each in one round trip.
 // The engine's steps call nothing else. MemoryStore is the instance's own.
+//
+// The position samples are not in the interface yet: an Index is a view
+// over a MemoryStore. A shared store would take them as plain samples in
+// and out, two operations on one list identity: a lookup sends an id and
+// gets back the samples around it (the nearest at or below and above, the
+// list's first, the ladder below it, the end and the spread: the hint),
+// and a learning sends an answer's run of (offset, id) samples, how far
+// it saw, where the list ended and the answer's ids, for the store to
+// splice in as Index.learnAnswer does, under the same per-identity bound.
+// Since samples are hints, such a store may also leave them to each
+// instance, as it leaves learned.
 type ListStore interface {
 	// learned returns what the list's backend taught, made when new. It
 	// is the one piece of state an instance keeps in its own memory

@@ -13,11 +13,12 @@ import (
 // MemoryStore is the ListStore of one instance: every list identity's
 // object (liststore.go) in memory, least recently used first out, under
 // one bound in bytes that counts all of it: the identity, the learned
-// state, each chain entry and each window with what its fetcher keeps.
+// state, the position index's samples (MemoryStore.Index), each chain
+// entry and each window with what its fetcher keeps.
 //
-// A window is content, not a hint, so the store is strict where the Index
-// is lenient: it is keyed by the list identity in full, never by a hash,
-// so two callers' windows can never be mistaken for each other; it serves
+// A window is content, not a hint, so the store is strict with it: it is
+// keyed by the list identity in full, never by a hash, so two callers'
+// windows (or samples) can never be mistaken for each other; it serves
 // only for the TTL after the call that read it began, and only a walk the
 // walk rule admits (readahead.go); and an evicted or expired window only
 // costs the next page a backend call.
