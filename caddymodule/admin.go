@@ -131,6 +131,9 @@ type (
 		Index                  *indexReport `json:"index,omitempty"`
 		Pages                  *pagesReport `json:"pages,omitempty"`
 	}
+	// indexReport counts what the endpoint's position index holds in the
+	// gateway's lists (their bytes are in readahead's): lists holding
+	// samples and the samples, each at most index_size.
 	indexReport struct {
 		Lists     int `json:"lists"`
 		Samples   int `json:"samples"`

@@ -130,8 +130,10 @@ type Gateway struct {
 	MaxPerPage int `json:"max_per_page,omitempty"`
 	// BackendMaxPerPage is the largest _perPage the backend serves.
 	BackendMaxPerPage int `json:"backend_max_per_page,omitempty"`
-	// IndexSize bounds the samples of each endpoint's position index;
-	// -1 disables the index.
+	// IndexSize bounds the samples, and the lists holding them, of each
+	// endpoint's position index, so that a search stays short; their
+	// bytes count in ReadaheadMemory with the rest of each list. -1
+	// disables the index.
 	IndexSize int `json:"index_size,omitempty"`
 	// MaxBodySize bounds each backend answer the gateway buffers, in bytes.
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
