@@ -420,5 +420,7 @@ func (x *Index) forget(p *positions) {
 	}
 	x.total -= len(p.samples)
 	x.lru.Remove(p.elem)
-	*p = positions{owner: p.owner, list: p.list, counted: p.counted, gone: p.gone, end: -1}
+	// Field by field: owner and list are read under the store's lock.
+	clear(p.samples)
+	p.samples, p.end, p.spread, p.answers, p.elem, p.ids = nil, -1, spread{}, 0, nil, 0
 }

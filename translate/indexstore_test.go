@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,4 +186,54 @@ func TestPositionsBytes(t *testing.T) {
 			runtime.KeepAlive(runs)
 		})
 	}
+}
+
+// TestIndexCountsUnderConcurrentEviction: walkers of many lists learn and
+// look up in parallel while the store, small for them, evicts lists (and
+// their samples) under them; run under -race. After, every byte the store
+// counts is a list's own and its samples', exactly, and the index counts
+// the lists and samples the store holds.
+func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
+	s := NewMemoryStore(Numeric, 0, 64<<10)
+	x := s.Index(3000)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 3000 {
+				name := fmt.Sprintf("/calls?w=%d&l=%d", w, i%40)
+				off := 10 * (i / 40)
+				run := []sample{{off, fmt.Sprint(100 * (off + 1))}, {off + 9, fmt.Sprint(100 * (off + 10))}}
+				x.learn(name, run, off+10, -1)
+				x.lookup(name, run[0].id)
+				if i%500 == 499 && w == 0 {
+					s.Clear()
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	s.mu.Lock()
+	var sum int64
+	for _, l := range s.lists {
+		want := listBytes + int64(len(l.key))
+		if l.pos != nil {
+			want += positionsBytes + l.pos.counted
+			assert.Equal(t, l.pos.bytes(), l.pos.counted, "%s: the store was told what its samples cost", l.key)
+		}
+		assert.Equal(t, want, l.bytes, l.key)
+		sum += l.bytes
+	}
+	assert.Equal(t, sum, s.bytes, "the store's bytes are its lists'")
+	assert.LessOrEqual(t, s.bytes, int64(64<<10))
+	s.mu.Unlock()
+	lists, samples := x.Stats()
+	held := x.heldLists()
+	n := 0
+	for _, p := range held {
+		n += len(p.samples)
+	}
+	assert.Equal(t, len(held), lists)
+	assert.Equal(t, n, samples)
+	assert.LessOrEqual(t, samples, 3000)
 }
