@@ -148,6 +148,9 @@ func TestIndexKeptWithReadaheadOff(t *testing.T) {
 // the slice's capacity) is no less than what the heap holds for them, for
 // many lists of a few samples and for one list of many.
 func TestPositionsBytes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's heap holds small allocations otherwise")
+	}
 	for _, tc := range []struct {
 		name           string
 		lists, samples int
