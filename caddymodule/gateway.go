@@ -190,6 +190,11 @@ type Gateway struct {
 	// gateway holds, across its endpoints; the least recently used go
 	// first. Default: 64 MiB.
 	ReadaheadMemory int64 `json:"readahead_memory,omitempty"`
+	// CallerKey names request facts, as placeholders such as
+	// {http.auth.user.id}, that make a caller besides those the gateway
+	// reads itself (identity.go): what the routes after the gateway show
+	// the backend. Two requests that differ in one are two callers.
+	CallerKey []string `json:"caller_key,omitempty"`
 
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
@@ -475,7 +480,7 @@ func (g *Gateway) Validate() error {
 	if err := g.checkDialect(); err != nil {
 		return err
 	}
-	return nil
+	return checkCallerKey(g.CallerKey)
 }
 
 // checkEnvelopeMembers refuses a drop_envelope_members name that is

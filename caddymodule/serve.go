@@ -113,7 +113,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req = translate.Request{List: listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
+	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
 	if q.cursor != "" {
 		req.After, err = translate.DecodeCursor(q.cursor)
 		if err == nil {
