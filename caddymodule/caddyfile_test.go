@@ -164,6 +164,8 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{"data"}}, `drop_envelope_members: "data" holds the records`},
 		{Gateway{OpenAPIPath: "openapi.json"}, "openapi_path"},
 		{Gateway{BasePath: "/api", OpenAPIPath: "/api/calls"}, `openapi_path "/api/calls": is already an endpoint of cursor_endpoints`},
+		{Gateway{CursorEndpoints: []string{"/calls"}, FilterEndpoints: []string{"/Calls/"}}, `endpoints "/calls" and "/Calls/" are one path to Caddy's path matcher`},
+		{Gateway{CallerKey: []string{"tenant"}}, `caller_key: "tenant" holds no placeholder`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
@@ -205,6 +207,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 		drop_envelope_members page per_page next
 		link_header
 		openapi_path         /openapi.json
+		caller_key           {vars.tenant} {header.X-Tenant}
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -229,6 +232,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 	assert.JSONEq(t, `{
 		"handler": "helpdesk_gateway",
 		"base_path": "/api/v3",
+		"caller_key": ["{http.vars.tenant}", "{http.request.header.X-Tenant}"],
 		"cursor_endpoints": ["/calls", "/phone_numbers"],
 		"filter_endpoints": ["/tickets"],
 		"id_field": "id",

@@ -42,11 +42,12 @@ func keyedBy(kb *keyedBackend, key func(r *http.Request) string) http.Handler {
 // callerFn sends one GET as a caller: its headers, its connection.
 type callerFn func(t *testing.T, url string) answer
 
-// send sends a GET with h (several values of a name are several header
-// lines, in order) through client.
-func send(t *testing.T, client *http.Client, url string, h http.Header) answer {
+// send sends a request, a GET unless method says otherwise, with h
+// (several values of a name are several header lines, in order) through
+// client.
+func send(t *testing.T, client *http.Client, url string, h http.Header, method ...string) answer {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	req, err := http.NewRequest(append(method, http.MethodGet)[0], url, nil)
 	require.NoError(t, err)
 	for name, values := range h {
 		req.Header[name] = values

@@ -216,6 +216,7 @@ type Gateway struct {
 	dropMembers legacy.Members  // DropEnvelopeMembers
 	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
+	spellings   map[string]string      // spelling -> endpoint path; see routing.go
 	windows     *translate.WindowStore // read-ahead windows; stores nothing when off
 	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
@@ -319,6 +320,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	for _, name := range g.FilterEndpoints {
 		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
 	}
+	g.spellings = endpointSpellings(g.endpoints)
 	if g.OpenAPIPath != "" {
 		doc, err := openapi.Generate(g.openAPIConfig())
 		if err != nil {
@@ -426,6 +428,9 @@ func (g *Gateway) Validate() error {
 			}
 			seen[p] = list.option
 		}
+	}
+	if err := checkSpellings(g.BasePath, slices.Concat(g.CursorEndpoints, g.FilterEndpoints)); err != nil {
+		return err
 	}
 	for p, option := range seen {
 		if g.BasePath+p == g.OpenAPIPath {

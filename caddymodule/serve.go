@@ -30,10 +30,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.serveOpenAPI(w, r)
 		return nil
 	}
-	ep := g.endpoints[r.URL.Path]
 	// HEAD is owned as GET is: it must answer with GET's headers, and on a
 	// filter endpoint it must not carry unchecked _filters to the backend.
-	if ep == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return next.ServeHTTP(w, r)
+	}
+	ep, misspelt := g.route(r)
+	if misspelt != "" {
+		g.refuseSpelling(w, r, misspelt)
+		return nil
+	}
+	if ep == nil {
 		return next.ServeHTTP(w, r)
 	}
 	if ep.cursor {
