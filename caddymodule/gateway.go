@@ -231,32 +231,14 @@ type endpoint struct {
 	engine *translate.Engine
 	m      *endpointMetrics
 	counts pageCounters // cursor endpoints only; see the admin endpoint
-	warned atomic.Bool  // the page-limit warning was logged
+	warned atomic.Bool  // the first page-limit warning was logged
+	// learned: the page limits its lists learned; agreed: the last limit
+	// the callers agreed on, as logged (learned.go).
+	learned learnedLimits
+	agreed  atomic.Int64
 	// keysetWarned: the warning that the backend misreads backend_keyset
 	// was logged.
 	keysetWarned atomic.Bool
-}
-
-// pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
-// the gauge, and the first one learned to a warning that names the
-// Caddyfile line which makes the learning unneeded. Later refinements
-// (a backend with fixed pages sending more than first seen) log at info.
-func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
-	return func(limit int, fixed bool) {
-		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(limit))
-		level, msg := zap.WarnLevel, "backend clamps _perPage: planning within the limit its answers proved"
-		if fixed {
-			msg = "backend ignores _perPage: asking for the page size it sends; no answer overlaps the next at its page edges, so under churn a record may slip past one (docs/backends.md, Verify)"
-		}
-		if ep.warned.Swap(true) {
-			level = zap.InfoLevel
-		}
-		if ce := g.logger.Check(level, msg); ce != nil {
-			ce.Write(zap.String("endpoint", ep.name), zap.Int("limit", limit),
-				zap.Int("backend_max_per_page", g.BackendMaxPerPage), zap.Bool("fixed", fixed),
-				zap.String("caddyfile", fmt.Sprintf("backend_max_per_page %d", limit)))
-		}
-	}
 }
 
 // CaddyModule returns the Caddy module information.
