@@ -124,15 +124,18 @@ func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 	b = appendField(b, r.Host)
 	trusted, client := clientAddress(r)
 	b = appendField(b, client)
+	if r.TLS != nil {
+		b = append(b, 1) // https; reverse_proxy's X-Forwarded-Proto unless a trusted proxy sent one
+	} else {
+		b = append(b, 0)
+	}
 	if trusted {
 		b = append(b, 1)
 		b = appendValues(b, r.Header["X-Forwarded-For"])
 		b = appendField(b, lastValue(r.Header, "X-Forwarded-Proto"))
 		b = appendField(b, lastValue(r.Header, "X-Forwarded-Host"))
-	} else if r.TLS != nil {
-		b = append(b, 2) // https
 	} else {
-		b = append(b, 3) // http
+		b = append(b, 0)
 	}
 	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
 		fp := sha256.Sum256(r.TLS.PeerCertificates[0].Raw)
