@@ -23,7 +23,8 @@ import (
 // them (an API key, a cookie, a language) are two callers.
 //
 // X-B3-* and X-Amzn-Trace-* are families: perRequestPrefixes. The
-// X-Forwarded-* headers of the forwarding chain are named one by one:
+// X-Forwarded-* headers of the forwarding chain are named one by one
+// (from a trusted proxy, appendCaller reads those reverse_proxy passes on):
 // others of that prefix name the caller (oauth2-proxy's X-Forwarded-User,
 // -Email, -Groups and -Access-Token; Envoy's X-Forwarded-Client-Cert) and
 // count, as every header not listed here does.
@@ -111,10 +112,11 @@ func callerOf(list string) string {
 //   - the client address as Caddy resolves it (the server's
 //     trusted_proxies and client_ip_headers: {http.vars.client_ip}), which
 //     reverse_proxy sends as X-Forwarded-For;
-//   - the scheme and forwarded host reverse_proxy sends: from a trusted
-//     proxy, the X-Forwarded-For chain, X-Forwarded-Proto and
-//     X-Forwarded-Host it passes on; from anyone else, the connection's
-//     own scheme (the Host is already in);
+//   - the connection's scheme, which reverse_proxy sends as
+//     X-Forwarded-Proto, and from a trusted proxy the X-Forwarded-For
+//     chain, X-Forwarded-Proto and X-Forwarded-Host it passes on (from
+//     anyone else reverse_proxy replaces them with the client address,
+//     the scheme and the Host, already in);
 //   - the SHA-256 fingerprint of the TLS client certificate, if any;
 //   - the values of the caller_key placeholders;
 //   - every request header but the per-request ones and those the client
