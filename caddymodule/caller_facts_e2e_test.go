@@ -79,11 +79,12 @@ func records(t *testing.T, a answer) (ids []int64, owners map[string]bool) {
 }
 
 // checkSeparate: caller a walks three pages of /calls, so that a window
-// holds its next pages; a cursor built by hand for an id inside that
-// window is then served to a from the window (no backend call: the
-// window is live), and to b as b's own records, read from the backend
-// with b's own facts. keyA and keyB are the backend keys the two are
-// known by.
+// holds its next pages. b then sends a cursor built by hand for the id
+// that ends a's last page (b needs none of a's cursors, only an id): it
+// gets b's own records after that id, read from the backend with b's own
+// facts. a sending the same cursor afterwards is served from its window
+// with no backend call, so the window b did not get was live. keyA and
+// keyB are the backend keys the two are known by.
 func checkSeparate(t *testing.T, kb *keyedBackend, base string, a, b callerFn, keyA, keyB string) {
 	t.Helper()
 	var walked []int64
@@ -101,23 +102,23 @@ func checkSeparate(t *testing.T, kb *keyedBackend, base string, a, b callerFn, k
 	}
 	require.Equal(t, kb.a[:30], walked)
 
-	inside := walked[len(walked)-1] + 7 // an id inside a's window, not a cursor a was given
-	hand := base + "/calls?_perPage=10&_cursor=" + cursorFor(strconv.FormatInt(inside, 10))
-	before, _ := kb.cost(keyA)
-	ids, owners := records(t, a(t, hand))
-	after, _ := kb.cost(keyA)
-	want, _ := nextAfter(kb.a, inside, 10)
-	require.Equal(t, want, ids)
-	require.Equal(t, before, after, "a's own hand-built cursor is cut from its window: the window is live")
-	require.Equal(t, map[string]bool{keyA: true}, owners)
-
-	before, _ = kb.cost(keyB)
-	ids, owners = records(t, b(t, hand))
-	after, _ = kb.cost(keyB)
-	want, _ = nextAfter(kb.b, inside, 10)
-	assert.Equal(t, want, ids, "b's own records after %d, never a's window", inside)
+	last := walked[len(walked)-1]
+	hand := base + "/calls?_perPage=10&_cursor=" + cursorFor(strconv.FormatInt(last, 10))
+	before, _ := kb.cost(keyB)
+	ids, owners := records(t, b(t, hand))
+	after, _ := kb.cost(keyB)
+	want, _ := nextAfter(kb.b, last, 10)
+	assert.Equal(t, want, ids, "b's own records after %d, never a's window", last)
 	assert.Equal(t, map[string]bool{keyB: true}, owners, "read with b's facts")
 	assert.Greater(t, after, before, "another caller: the backend is asked")
+
+	before, _ = kb.cost(keyA)
+	ids, owners = records(t, a(t, hand))
+	after, _ = kb.cost(keyA)
+	want, _ = nextAfter(kb.a, last, 10)
+	assert.Equal(t, want, ids)
+	assert.Equal(t, map[string]bool{keyA: true}, owners)
+	assert.Equal(t, before, after, "a's own walk goes on from its window: the window was live")
 }
 
 // TestClientCertificatesSeparateCallers: two clients with the same

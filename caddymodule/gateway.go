@@ -186,8 +186,9 @@ type Gateway struct {
 	// after the call that read it; 0 turns read-ahead off. Default: 2s.
 	// A pointer, since 0 is a value here, not the default.
 	ReadaheadTTL *caddy.Duration `json:"readahead_ttl,omitempty"`
-	// ReadaheadMemory bounds the bytes of the read-ahead windows the
-	// gateway holds, across its endpoints; the least recently used go
+	// ReadaheadMemory bounds the bytes the gateway keeps of its callers'
+	// lists across its endpoints, all counted: read-ahead windows, walks,
+	// identities and learned state; the least recently used list goes
 	// first. Default: 64 MiB.
 	ReadaheadMemory int64 `json:"readahead_memory,omitempty"`
 	// CallerKey names request facts, as placeholders such as
@@ -217,7 +218,8 @@ type Gateway struct {
 	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
 	spellings   map[string]string      // spelling -> endpoint path; see routing.go
-	windows     *translate.WindowStore // read-ahead windows; stores nothing when off
+	windows     *translate.MemoryStore // what is kept per caller's list: learned state, walks, windows
+	stopPurge   func()                 // stops the timer that drops expired windows, so an idle gateway lets them go
 	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
@@ -277,8 +279,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		g.exposed = append(g.exposed, "Link")
 	}
 	g.filters = ticketfilter.NewFilterValidator(g.filterConfig())
-	g.windows = translate.NewWindowStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
+	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
+	g.stopPurge = g.windows.PurgeEvery(time.Duration(*g.ReadaheadTTL))
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
 		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
@@ -287,8 +290,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
 			Offsets:     g.dialect.Offsets(),
-			Windows:     g.windows,
-			ListLimit:   max(g.IndexSize, 0),
+			Lists:       g.windows,
 		}, m: newEndpointMetrics(name, true)}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
 		if g.dialect.Keysets() {
@@ -330,6 +332,9 @@ func (g *Gateway) Cleanup() error {
 
 func (g *Gateway) unload() {
 	unregister(g)
+	if g.stopPurge != nil {
+		g.stopPurge()
+	}
 	g.windows.Clear()
 }
 

@@ -45,7 +45,7 @@ func TestReloadKeepsStateOnlyWhenUnchanged(t *testing.T) {
 		w.next(t)
 	}
 	require.Equal(t, kb.a[:30], w.ids)
-	inside := strconv.FormatInt(w.ids[len(w.ids)-1]+7, 10) // inside the walk's window
+	inside := strconv.FormatInt(w.ids[len(w.ids)-1], 10) // where the walk goes on, from its window
 	probe := func() (calls int) {
 		before, _ := kb.cost("a-reload")
 		a := get(t, c.URL+"/calls?_perPage=10&_cursor="+cursorFor(inside), "X-Api-Key", "a-reload")
