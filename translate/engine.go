@@ -105,10 +105,12 @@ type Engine struct {
 	Offsets bool
 
 	// OnLearn, when set, is called each time the backend's answers prove
-	// a page-size limit below MaxPageSize (fixed: the backend ignores
-	// _perPage and always sends pages of limit). It may be called from
-	// concurrent pages; set it before the first.
-	OnLearn func(limit int, fixed bool)
+	// a page-size limit below MaxPageSize for one list identity (fixed:
+	// the backend ignores _perPage and always sends pages of limit). The
+	// limit is that list's, one caller's view: a parameter or credential
+	// of its own may be what made the backend clamp. It may be called
+	// from concurrent pages; set it before the first.
+	OnLearn func(list string, limit int, fixed bool)
 
 	// Keyset, when set, says the backend can be asked for the records
 	// with id above a cursor (a Window with After), and checks that a

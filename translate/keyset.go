@@ -98,7 +98,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			return nil, nil, 0, err
 		}
 		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
-			e.learned(suspect, false) // a short answer that was not the list's end
+			e.learned(req.List, suspect, false) // a short answer that was not the list's end
 		}
 		suspect = -1
 		ls.sizes.saw(n)
