@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 )
 
 // Index remembers where ids were seen in each list: (offset, id) samples
@@ -38,36 +37,6 @@ type Index struct {
 	total int       // samples held across lists
 	locks int       // learnings, each one acquisition of mu, for tests
 }
-
-// positions holds the samples of one list, ascending by id and by offset.
-// It hangs off the list's object in the store (storedList.pos), made by
-// the first learning; its fields but owner and list are guarded by the
-// owner's mutex.
-type positions struct {
-	samples []sample
-	end     int    // an offset at or past the list's end; -1 when unknown
-	spread  spread // how irregular the list's gaps are, from its answers
-	answers uint32 // answers learned, to measure a well-known spread rarely
-
-	owner *Index        // the index that made it; set once, under the store's lock
-	list  *storedList   // whose pos it is
-	elem  *list.Element // in owner.lru; nil while it holds nothing
-	ids   int64         // what the samples' ids cost (idCost)
-	// counted is what the store was last told the samples cost; gone says
-	// the store dropped the list, and the samples with it.
-	counted int64
-	gone    bool
-}
-
-// Sizes the store counts for a list's positions: the object with its LRU
-// element, made once, and each sample's struct (its id's bytes apart).
-const (
-	positionsBytes = int64(unsafe.Sizeof(positions{}) + unsafe.Sizeof(list.Element{}) + unsafe.Sizeof((*positions)(nil)))
-	sampleBytes    = int64(unsafe.Sizeof(sample{}))
-)
-
-// bytes is what p's samples cost the store beyond positionsBytes.
-func (p *positions) bytes() int64 { return int64(cap(p.samples))*sampleBytes + p.ids }
 
 type sample struct {
 	off int
@@ -230,13 +199,6 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	x.store.counted(p.list, changes)
 }
 
-// change is what a list's samples cost the store more (or less, below
-// zero) after an index changed them.
-type change struct {
-	p     *positions
-	bytes int64
-}
-
 // learnLocked is learnAnswer's change to p under x.mu. It returns the
 // changes in bytes of p and of any list forgotten for room, for the
 // store to count once x.mu is let go (see Index's locks).
@@ -279,37 +241,6 @@ func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answe
 	}
 	changes = x.evict(p, changes)
 	return recount(p, changes)
-}
-
-// recount adds to changes what p's samples cost more than the store was
-// last told, if anything, and tells it so. The caller holds the owner's
-// mutex.
-func recount(p *positions, changes []change) []change {
-	if d := p.bytes() - p.counted; d != 0 {
-		p.counted += d
-		changes = append(changes, change{p, d})
-	}
-	return changes
-}
-
-// idBytes is what the ids of samples cost the heap.
-func idBytes(samples []sample) (n int64) {
-	for _, s := range samples {
-		n += idCost(s.id)
-	}
-	return n
-}
-
-// idCost is what a sample's id, cloned, costs the heap: its bytes rounded
-// up as the allocator's size classes round them (no less for an id of at
-// most 512 bytes, the longest the gateway takes), so that many short ids
-// are not undercounted. TestPositionsBytes measures it.
-func idCost(id string) int64 {
-	n := int64(len(id))
-	if n <= 256 {
-		return (n + 15) &^ 15
-	}
-	return (n + 63) &^ 63
 }
 
 // splice replaces the samples that run supersedes with run and those of
@@ -386,41 +317,4 @@ func (x *Index) evict(keep *positions, changes []change) []change {
 		x.total = len(keep.samples)
 	}
 	return changes
-}
-
-// thin halves p's samples, keeping its last; false when p holds two or
-// fewer. The caller holds the owner's mutex and counts the samples gone.
-func thin(p *positions) bool {
-	s := p.samples
-	if len(s) <= 2 {
-		return false
-	}
-	last := s[len(s)-1]
-	n := 0
-	for k := 0; k < len(s); k += 2 {
-		s[n] = s[k]
-		n++
-	}
-	if s[n-1] != last {
-		s[n] = last
-		n++
-	}
-	// A new array, so that the memory goes: the store counts capacity.
-	p.samples = append(make([]sample, 0, n), s[:n]...)
-	clear(s)
-	p.ids = idBytes(p.samples) // as long as thinning, which is rare
-	return true
-}
-
-// forget drops p's samples: the list's object keeps p, empty, for its
-// next learning. The caller holds x.mu.
-func (x *Index) forget(p *positions) {
-	if p.elem == nil {
-		return
-	}
-	x.total -= len(p.samples)
-	x.lru.Remove(p.elem)
-	// Field by field: owner and list are read under the store's lock.
-	clear(p.samples)
-	p.samples, p.end, p.spread, p.answers, p.elem, p.ids = nil, -1, spread{}, 0, nil, 0
 }

@@ -180,59 +180,6 @@ func (s *MemoryStore) get(name string) *storedList {
 	return l
 }
 
-// positions returns the list's samples, made for x when new if make is
-// set, and marks the list used; nil when the list holds none (make
-// unset) or another index's. Lookups and learnings of the index come
-// here first, so that a list's samples live and die with its object.
-func (s *MemoryStore) positions(name string, x *Index, make bool) *positions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.lists[name]
-	switch {
-	case l != nil:
-		s.lru.MoveToFront(l.elem)
-	case !make:
-		return nil
-	default:
-		l = s.get(name)
-	}
-	if l.pos == nil {
-		if !make {
-			return nil
-		}
-		l.pos = &positions{owner: x, list: l, end: -1}
-		l.bytes += positionsBytes
-		s.bytes += positionsBytes
-		s.bound(l)
-	}
-	if l.pos.owner != x {
-		return nil // a list is one endpoint's, so of one index; never shared
-	}
-	return l.pos
-}
-
-// counted takes the changes in bytes of the samples an index changed
-// (see recount), for the lists the store still holds, and keeps the bound
-// for the list in use.
-func (s *MemoryStore) counted(keep *storedList, changes []change) {
-	if len(changes) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range changes {
-		// A list dropped since counts nothing: its bytes left with it,
-		// before this change.
-		if l := c.p.list; s.lists[l.key] == l {
-			l.bytes += c.bytes
-			s.bytes += c.bytes
-		}
-	}
-	if s.lists[keep.key] == keep {
-		s.bound(keep)
-	}
-}
-
 // Cut implements ListStore: the walk rule's check (see readahead.go).
 func (s *MemoryStore) Cut(name string, q CutQuery) (c CutResult) {
 	if s.ttl <= 0 || q.After == "" {
@@ -466,28 +413,6 @@ func (s *MemoryStore) bound(keep *storedList) {
 	}
 }
 
-// thin halves the samples of l, the list in use, when nothing else is
-// left to drop; false when it holds too few. The caller holds s.mu.
-func (s *MemoryStore) thin(l *storedList) bool {
-	p := l.pos
-	if p == nil {
-		return false
-	}
-	x := p.owner
-	x.mu.Lock()
-	n := len(p.samples)
-	thinned := thin(p)
-	x.total -= n - len(p.samples)
-	var room [1]change
-	c := recount(p, room[:0])
-	x.mu.Unlock()
-	for _, c := range c {
-		l.bytes += c.bytes
-		s.bytes += c.bytes
-	}
-	return thinned
-}
-
 // remove forgets l whole. The caller holds s.mu.
 func (s *MemoryStore) remove(l *storedList) {
 	for len(l.windows) > 0 {
@@ -500,21 +425,6 @@ func (s *MemoryStore) remove(l *storedList) {
 	s.lru.Remove(l.elem)
 	delete(s.lists, l.key)
 	s.bytes -= l.bytes
-}
-
-// dropPositions drops l's samples from the index that holds them, as the
-// store drops l. The caller holds s.mu, which the index never waits for
-// while it holds its own.
-func (l *storedList) dropPositions() {
-	p := l.pos
-	if p == nil {
-		return
-	}
-	x := p.owner
-	x.mu.Lock()
-	x.forget(p)
-	p.gone = true
-	x.mu.Unlock()
 }
 
 // Clear drops every list, as when the config that made the store is

@@ -1,0 +1,206 @@
+package translate
+
+import (
+	"container/list"
+	"unsafe"
+)
+
+// A list's position samples in its object: what the store counts of them,
+// and how the store and the list's Index hand them over. The Index
+// (index.go) reads and changes samples; the MemoryStore (memstore.go)
+// finds, counts and drops them with their list.
+
+// positions holds the samples of one list, ascending by id and by offset.
+// It hangs off the list's object in the store (storedList.pos), made by
+// the first learning; its fields but owner and list are guarded by the
+// owner's mutex.
+type positions struct {
+	samples []sample
+	end     int    // an offset at or past the list's end; -1 when unknown
+	spread  spread // how irregular the list's gaps are, from its answers
+	answers uint32 // answers learned, to measure a well-known spread rarely
+
+	owner *Index        // the index that made it; set once, under the store's lock
+	list  *storedList   // whose pos it is
+	elem  *list.Element // in owner.lru; nil while it holds nothing
+	ids   int64         // what the samples' ids cost (idCost)
+	// counted is what the store was last told the samples cost; gone says
+	// the store dropped the list, and the samples with it.
+	counted int64
+	gone    bool
+}
+
+// Sizes the store counts for a list's positions: the object with its LRU
+// element, made once, and each sample's struct (its id's bytes apart).
+const (
+	positionsBytes = int64(unsafe.Sizeof(positions{}) + unsafe.Sizeof(list.Element{}) + unsafe.Sizeof((*positions)(nil)))
+	sampleBytes    = int64(unsafe.Sizeof(sample{}))
+)
+
+// bytes is what p's samples cost the store beyond positionsBytes.
+func (p *positions) bytes() int64 { return int64(cap(p.samples))*sampleBytes + p.ids }
+
+// change is what a list's samples cost the store more (or less, below
+// zero) after an index changed them.
+type change struct {
+	p     *positions
+	bytes int64
+}
+
+// recount adds to changes what p's samples cost more than the store was
+// last told, if anything, and tells it so. The caller holds the owner's
+// mutex.
+func recount(p *positions, changes []change) []change {
+	if d := p.bytes() - p.counted; d != 0 {
+		p.counted += d
+		changes = append(changes, change{p, d})
+	}
+	return changes
+}
+
+// idBytes is what the ids of samples cost the heap.
+func idBytes(samples []sample) (n int64) {
+	for _, s := range samples {
+		n += idCost(s.id)
+	}
+	return n
+}
+
+// idCost is what a sample's id, cloned, costs the heap: its bytes rounded
+// up as the allocator's size classes round them (no less for an id of at
+// most 512 bytes, the longest the gateway takes), so that many short ids
+// are not undercounted. TestPositionsBytes measures it.
+func idCost(id string) int64 {
+	n := int64(len(id))
+	if n <= 256 {
+		return (n + 15) &^ 15
+	}
+	return (n + 63) &^ 63
+}
+
+// forget drops p's samples: the list's object keeps p, empty, for its
+// next learning. The caller holds x.mu.
+func (x *Index) forget(p *positions) {
+	if p.elem == nil {
+		return
+	}
+	x.total -= len(p.samples)
+	x.lru.Remove(p.elem)
+	// Field by field: owner and list are read under the store's lock.
+	clear(p.samples)
+	p.samples, p.end, p.spread, p.answers, p.elem, p.ids = nil, -1, spread{}, 0, nil, 0
+}
+
+// thin halves p's samples, keeping its last; false when p holds two or
+// fewer. The caller holds the owner's mutex and counts the samples gone.
+func thin(p *positions) bool {
+	s := p.samples
+	if len(s) <= 2 {
+		return false
+	}
+	last := s[len(s)-1]
+	n := 0
+	for k := 0; k < len(s); k += 2 {
+		s[n] = s[k]
+		n++
+	}
+	if s[n-1] != last {
+		s[n] = last
+		n++
+	}
+	// A new array, so that the memory goes: the store counts capacity.
+	p.samples = append(make([]sample, 0, n), s[:n]...)
+	clear(s)
+	p.ids = idBytes(p.samples) // as long as thinning, which is rare
+	return true
+}
+
+// positions returns the list's samples, made for x when new if make is
+// set, and marks the list used; nil when the list holds none (make
+// unset) or another index's. Lookups and learnings of the index come
+// here first, so that a list's samples live and die with its object.
+func (s *MemoryStore) positions(name string, x *Index, make bool) *positions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lists[name]
+	switch {
+	case l != nil:
+		s.lru.MoveToFront(l.elem)
+	case !make:
+		return nil
+	default:
+		l = s.get(name)
+	}
+	if l.pos == nil {
+		if !make {
+			return nil
+		}
+		l.pos = &positions{owner: x, list: l, end: -1}
+		l.bytes += positionsBytes
+		s.bytes += positionsBytes
+		s.bound(l)
+	}
+	if l.pos.owner != x {
+		return nil // a list is one endpoint's, so of one index; never shared
+	}
+	return l.pos
+}
+
+// counted takes the changes in bytes of the samples an index changed
+// (see recount), for the lists the store still holds, and keeps the bound
+// for the list in use.
+func (s *MemoryStore) counted(keep *storedList, changes []change) {
+	if len(changes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range changes {
+		// A list dropped since counts nothing: its bytes left with it,
+		// before this change.
+		if l := c.p.list; s.lists[l.key] == l {
+			l.bytes += c.bytes
+			s.bytes += c.bytes
+		}
+	}
+	if s.lists[keep.key] == keep {
+		s.bound(keep)
+	}
+}
+
+// dropPositions drops l's samples from the index that holds them, as the
+// store drops l. The caller holds s.mu, which the index never waits for
+// while it holds its own.
+func (l *storedList) dropPositions() {
+	p := l.pos
+	if p == nil {
+		return
+	}
+	x := p.owner
+	x.mu.Lock()
+	x.forget(p)
+	p.gone = true
+	x.mu.Unlock()
+}
+
+// thin halves the samples of l, the list in use, when nothing else is
+// left to drop; false when it holds too few. The caller holds s.mu.
+func (s *MemoryStore) thin(l *storedList) bool {
+	p := l.pos
+	if p == nil {
+		return false
+	}
+	x := p.owner
+	x.mu.Lock()
+	n := len(p.samples)
+	thinned := thin(p)
+	x.total -= n - len(p.samples)
+	var room [1]change
+	c := recount(p, room[:0])
+	x.mu.Unlock()
+	for _, c := range c {
+		l.bytes += c.bytes
+		s.bytes += c.bytes
+	}
+	return thinned
+}
