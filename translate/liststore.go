@@ -16,7 +16,7 @@ import (
 //   - what the list's backend taught (listState): the page sizes its
 //     answers proved, and whether it keeps the keyset condition. It stays
 //     in the instance that learned it.
-//   - its position samples (index.go, positions): where ids were seen,
+//   - its position samples (positions.go): where ids were seen,
 //     where the list ended and how irregular its gaps are. They are hints
 //     that every answer verifies, not content; the endpoint's Index is a
 //     view that finds them here, and index_size bounds how many it keeps
