@@ -3,6 +3,7 @@ package translate
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -14,17 +15,55 @@ import (
 // asks; a page that needs a second call asks for the records above the
 // last one taken, anchored the same way.
 //
-// The condition is the backend's, so answers are checked: in id order,
-// and every record above the cursor, but for the cursor's own record
-// first (an inclusive condition, id_gte, which Engine.KeysetInclusive
-// expects or answers teach). An answer that breaks that shows the
-// backend ignored or misread the condition: the page is read by offset
-// instead, and so is every later page of that list identity.
+// The condition is the backend's, so answers are checked, not trusted.
+// Every answer must be in id order and above the cursor, but for the
+// cursor's own record first (an inclusive condition, id_gte, which
+// Engine.KeysetInclusive expects or answers teach): an answer that breaks
+// that shows the backend ignored the condition, or read it on records at
+// or below the cursor. Many misreads pass that, though: a backend that
+// compares ids as text sends 90, 91, ... after 9 and nothing after 999; a
+// condition on another field skips records above the cursor. Only an
+// offset read of the same records can tell, so a keyset page is compared
+// with one (keysetCheck) when it is the first of its list identity, when
+// it would end the list (an empty or short answer ends a walk only once
+// confirmed), when the backend sent more than asked, and when it leaves
+// out a record the position index knows above the cursor. A page that
+// disagrees is a misread: the offset page is served, and the list
+// identity is read by offset from then on.
 
 // keyset is what a list identity learned of its backend's keyset answers.
 type keyset struct {
 	inclusive bool // answers hold the cursor's own record first
 	misread   bool // an answer broke the condition: read by offset
+	checked   bool // an answer agreed with an offset read at its cursor
+
+	// next holds, for the last pages served by keyset, the page's last
+	// record and the one after it: the next page's answer must hold that
+	// one first, unless it was deleted since (then an offset read tells).
+	next   [keysetNexts][2]string
+	nextAt int
+}
+
+// keysetNexts is how many pages' next records a list identity keeps: one
+// for each of a few walks at once.
+const keysetNexts = 4
+
+// expect returns the record that followed cursor when a page ended at
+// it, or "". Callers hold the list's mutex.
+func (k *keyset) expect(cursor string) string {
+	for _, n := range k.next {
+		if n[0] == cursor && cursor != "" {
+			return n[1]
+		}
+	}
+	return ""
+}
+
+// followed remembers that next followed last on a page served. Callers
+// hold the list's mutex.
+func (k *keyset) followed(last, next string) {
+	k.next[k.nextAt] = [2]string{strings.Clone(last), strings.Clone(next)}
+	k.nextAt = (k.nextAt + 1) % keysetNexts
 }
 
 // keysetFor reports whether a cursor page of the list is asked by keyset.
@@ -37,6 +76,192 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 	return !ls.keyed.misread
 }
 
+// keysetChecked reads a cursor page by keyset (keysetPage) and checks it
+// before any of it is served: when the list identity has not had an
+// answer checked yet, when the answers end the list and the index does
+// not know that end, when the backend sent more than asked, or when the
+// page leaves out a record the index knows above the cursor, the page is
+// read by offset too (offsetPage, after the keyset calls), and the offset
+// page is served. A disagreement between the two is a misread. It
+// returns a nil page and no error when the page is to be read by offset.
+//
+// The index learns nothing from keyset answers: a backend that misreads
+// the condition misreads it the same way in every answer, so records it
+// taught would only ever agree with it. What the index knows comes from
+// offset reads: the walk's first page, the checks, other walks.
+func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (*Page, *StoredWindow, int, error) {
+	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, ahead, head)
+	if pg == nil || err != nil {
+		return pg, run, calls, err
+	}
+	anchor := req.After
+	if head != nil {
+		anchor = head.IDs[len(head.IDs)-1]
+	}
+	keyed := pg.IDs[pg.Head:] // the records above anchor, as the backend sent them
+	h := e.Index.lookup(req.List, anchor)
+	at := -1 // the anchor's offset, when the index knows it
+	if h.hasLo && e.Order.Compare(h.lo.id, anchor) == 0 {
+		at = h.lo.off
+	}
+	ls.mu.Lock()
+	checked, expect := ls.keyed.checked, ls.keyed.expect(anchor)
+	ls.mu.Unlock()
+	var doubt bool
+	switch {
+	case !checked, long:
+		doubt = true
+	case expect != "" && (len(keyed) == 0 || e.Order.Compare(keyed[0], expect) > 0):
+		// The record after the anchor when a page ended there is not in
+		// the answer: deleted since, or skipped by a misread.
+		doubt = true
+	case ended:
+		// Confirmed by the index only where it knows the anchor's place
+		// and the list's end right after these records.
+		doubt = at < 0 || h.end != at+1+len(keyed)
+	case h.hasHi && len(keyed) > 0:
+		// A record the index knows above the anchor, inside the span
+		// the records cover, must be one of them.
+		last := keyed[len(keyed)-1]
+		if e.Order.Compare(h.hi.id, last) <= 0 {
+			_, found := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(h.hi.id, keyed[i]) })
+			doubt = !found
+		}
+	}
+	if doubt {
+		return e.keysetCheck(ctx, f, ls, req, ahead, head, pg)
+	}
+	if len(pg.IDs) > req.Size {
+		ls.mu.Lock()
+		ls.keyed.followed(pg.IDs[req.Size-1], pg.IDs[req.Size])
+		ls.mu.Unlock()
+	}
+	cut(pg, req.Size)
+	return pg, run, calls, nil
+}
+
+// keysetCheck reads by offset the page that pg, read by keyset in the
+// page's first calls, claims to be, and serves the offset page. When the
+// two differ, records may have come or gone between the calls: the
+// backend is asked by keyset once more. A misread repeats itself: a
+// second answer that agrees with the first, not with the offset read, is
+// a misread, and the list identity is read by offset from then on. A
+// second answer that agrees with the offset read shows the backend reads
+// the condition right; one that agrees with neither shows only that the
+// list changed, and the next page is checked again.
+func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head, pg *Page) (*Page, *StoredWindow, int, error) {
+	calls := pg.Calls
+	cut(pg, req.Size)
+	opg, run, err := e.offsetPage(ctx, f, ls, req, ahead, calls, head)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	reason := disagreement(pg, opg)
+	checked := reason == ""
+	if !checked {
+		again, err := e.keysetAgain(ctx, f, ls, req, head, opg.Calls)
+		opg.Calls++
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		switch {
+		case disagreement(again, opg) == "":
+			checked = true
+		case disagreement(again, pg) == "":
+			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, %s", req.After, reason))
+		}
+		if r, ok := f.(Releaser); ok {
+			r.Release(opg.Calls - 1)
+		}
+	}
+	if checked {
+		ls.mu.Lock()
+		ls.keyed.checked = true
+		ls.mu.Unlock()
+	}
+	e.releaseAll(f, calls) // the keyset answers: the page is the offset read's
+	return opg, run, opg.Calls, nil
+}
+
+// keysetAgain asks the backend once more, in one call (number call of
+// the page), for the keyset page after req's cursor, or after head's last
+// record when the page starts from a window's head, and returns it cut
+// as a page. It is for comparing only: its ids may live in the answer's
+// memory, which the caller releases.
+func (e *Engine) keysetAgain(ctx context.Context, f Fetcher, ls *listState, req Request, head *Page, call int) (*Page, error) {
+	pg := &Page{}
+	after := req.After
+	if head != nil {
+		pg.IDs = append(pg.IDs, head.IDs...)
+		after = head.IDs[len(head.IDs)-1]
+	}
+	ls.mu.Lock()
+	inclusive := ls.keyed.inclusive || e.KeysetInclusive
+	ls.mu.Unlock()
+	ask := req.Size + 1 - len(pg.IDs)
+	if inclusive {
+		ask++
+	}
+	w := Window{Start: -1, Size: max(min(ask, ls.sizes.view(e.MaxPageSize).limit), 2), After: after}
+	maxCalls := e.MaxCalls
+	if maxCalls < 1 {
+		maxCalls = DefaultMaxCalls
+	}
+	if call >= maxCalls {
+		return nil, &CallLimitError{Calls: call}
+	}
+	b, err := f.Fetch(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	if len(b.IDs) > w.Size {
+		w.Size = len(b.IDs) // compared, not served: its length is checked by the page it is compared with
+	}
+	if err := e.check(b, w); err != nil {
+		return nil, err
+	}
+	ids := b.IDs
+	if len(ids) > 0 && e.Order.Compare(ids[0], after) == 0 {
+		ids = ids[1:]
+	}
+	pg.IDs = append(pg.IDs, ids...)
+	cut(pg, req.Size)
+	return pg, nil
+}
+
+// disagreement says where a keyset page k differs from the offset page o
+// of the same cursor, or "" when they hold the same records.
+func disagreement(k, o *Page) string {
+	for i := range max(len(k.IDs), len(o.IDs)) {
+		switch {
+		case i == len(k.IDs):
+			return fmt.Sprintf("the backend's keyset answer ended before id %.40q, which reading by offset found", o.IDs[i])
+		case i == len(o.IDs):
+			return fmt.Sprintf("the backend's keyset answer held id %.40q past where reading by offset found the list's end", k.IDs[i])
+		case k.IDs[i] != o.IDs[i]:
+			return fmt.Sprintf("the backend answered id %.40q where reading by offset found id %.40q", k.IDs[i], o.IDs[i])
+		}
+	}
+	if k.More != o.More {
+		if k.More {
+			return "the backend's keyset answer held records past where reading by offset found the list's end"
+		}
+		return "the backend's keyset answer ended the list where reading by offset found more records"
+	}
+	return ""
+}
+
+// cut cuts the lookahead record off a page read by keyset.
+func cut(pg *Page, size int) {
+	if len(pg.IDs) > size {
+		pg.More = true
+		pg.IDs = pg.IDs[:size]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:size]
+		}
+	}
+}
+
 // keysetPage reads a cursor page by keyset, with ahead records more in
 // each call when a walk continues; a window's head, when there is one,
 // starts the page, and the first call asks for the records above its
@@ -47,8 +272,10 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // page and no error when an answer showed the backend does not keep the
 // condition, or an anchor cannot be written: the caller reads the page by
 // offset, after the calls made (which it counts on from: they are the
-// fetcher's first).
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, _ error) {
+// fetcher's first). The page is not cut: it holds the lookahead record
+// when more follow. long says an answer held more records than asked, and
+// ended that the answers showed the list's end.
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
@@ -59,9 +286,17 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	want := req.Size + 1
 	pg := &Page{Source: -1, Keyset: true}
 	after := req.After
+	var overlap string // a record the next answer must hold first: the head's last
 	if head != nil {
-		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, len(head.IDs) // capped: the next take copies
-		after = head.IDs[len(head.IDs)-1]
+		n := len(head.IDs)
+		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, n // capped: the next take copies
+		// Anchored one record before the head's last, which the answer
+		// must then hold first: a backend whose condition skips records
+		// above an anchor shows it on a record the window holds.
+		overlap = head.IDs[n-1]
+		if n > 1 {
+			after = head.IDs[n-2]
+		}
 	}
 	var (
 		run     *StoredWindow // the last answer that holds records past the page, as a window to keep
@@ -69,18 +304,21 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	)
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, false, false, err
 		}
 		if pg.Calls == maxCalls {
-			return nil, nil, 0, &CallLimitError{Calls: pg.Calls}
+			return nil, nil, 0, false, false, &CallLimitError{Calls: pg.Calls}
 		}
 		if after != req.After && e.Keyset(after) != nil {
 			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset
-			return nil, nil, pg.Calls, nil
+			return nil, nil, pg.Calls, false, false, nil
 		}
 		v := ls.sizes.view(e.MaxPageSize)
 		ask := want - len(pg.IDs) + ahead
 		if inclusive {
+			ask++
+		}
+		if overlap != "" {
 			ask++
 		}
 		ask = max(min(ask, v.limit), 2)
@@ -88,14 +326,20 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		b, err := f.Fetch(ctx, w)
 		pg.Calls++
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, false, false, err
 		}
 		n := len(b.IDs)
 		if n > ask {
-			w.Size = n // the backend sends its own page size: more records after the cursor
+			// The backend ignores the page size asked: learned as an
+			// offset answer's is, refused past backend_max_per_page, and
+			// the page is checked against an offset read (keysetCheck).
+			if _, _, err := e.longAnswer(&ls.sizes, w, n, true); err != nil {
+				return nil, nil, 0, false, false, err
+			}
+			w.Size, long = n, true
 		}
 		if err := e.check(b, w); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, false, false, err
 		}
 		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
 			e.learned(suspect, false) // a short answer that was not the list's end
@@ -118,14 +362,32 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		if len(ids) > 0 && e.Order.Compare(ids[0], after) <= 0 {
 			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, the backend answered with id %.40q first", after, ids[0]))
 			e.releaseAll(f, pg.Calls)
-			return nil, nil, pg.Calls, nil
+			return nil, nil, pg.Calls, false, false, nil
+		}
+		if overlap != "" {
+			k, found := sort.Find(len(ids), func(i int) int { return e.Order.Compare(overlap, ids[i]) })
+			if !found {
+				// The window's record is not above its anchor: gone since
+				// the window was read, or skipped by a misread. This page
+				// is read by offset, and the list's next keyset page is
+				// checked against an offset read.
+				ls.mu.Lock()
+				ls.keyed.checked = false
+				ls.mu.Unlock()
+				e.releaseAll(f, pg.Calls)
+				return nil, nil, pg.Calls, false, false, nil
+			}
+			ids, after, overlap = ids[k+1:], overlap, ""
+			if recs != nil {
+				recs = recs[k+1:]
+			}
 		}
 		pg.Fetched += n
 		// An answer short of what was asked ends the list unless a clamp
 		// cut it; an answer no longer than the backend was seen to serve,
 		// or short of any clamp, cannot have been cut.
 		short := n < w.Size
-		ended := short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
+		ended = short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
 		if short && !ended {
 			suspect = n
 		}
@@ -164,14 +426,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	if pg.Source < 0 {
 		pg.Source = pg.Calls - 1 // no record: the page is the answer that showed the end
 	}
-	if len(pg.IDs) > req.Size {
-		pg.More = true
-		pg.IDs = pg.IDs[:req.Size]
-		if pg.Records != nil {
-			pg.Records = pg.Records[:req.Size]
-		}
-	}
-	return pg, run, pg.Calls, nil
+	return pg, run, pg.Calls, long, ended, nil
 }
 
 // releaseAll frees the answers of the first calls of a page given up.

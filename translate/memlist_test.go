@@ -1,11 +1,13 @@
 package translate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -37,6 +39,15 @@ type memList struct {
 	// (id >= X, as json-server's id_gte); keysetIgnored makes the list
 	// ignore the condition and answer from its start.
 	keysetInclusive, keysetIgnored bool
+	// keysetAs makes the list misread the condition: "text" compares ids
+	// as text (after 9 come 90, 91, ...), "field" applies it to another
+	// field, a ticket number that counts the records from 0; "block"
+	// applies it to the id rounded down to a multiple of 5, so that it
+	// skips records only above some cursors.
+	keysetAs string
+	// offsetCalls, offsetFetched and offsetStepped count the calls that
+	// are not keyset, the records they send and those they step through.
+	offsetCalls, offsetFetched, offsetStepped int
 }
 
 func newMemList(ids []int64) *memList {
@@ -86,9 +97,12 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 		if l.keysetIgnored {
 			i = 0
 		}
-		to := min(i+size, len(l.ids))
-		b := Batch{IDs: make([]string, 0, to-i)}
-		for _, id := range l.ids[i:to] {
+		ids := l.ids[i:]
+		if l.keysetAs != "" {
+			ids = misreadAbove(l.ids, w.After, l.keysetInclusive, l.keysetAs)
+		}
+		b := Batch{IDs: make([]string, 0, size)}
+		for _, id := range ids[:min(size, len(ids))] {
 			b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
 		}
 		l.fetched += len(b.IDs)
@@ -103,6 +117,9 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	}
 	from = min(from, len(l.ids))
 	to := min(from+size, len(l.ids))
+	l.offsetCalls++
+	l.offsetFetched += to - from
+	l.offsetStepped += to
 	b := Batch{IDs: make([]string, 0, to-from)}
 	for _, id := range l.ids[from:to] {
 		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
@@ -110,6 +127,29 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	l.fetched += len(b.IDs)
 	l.stepped += to
 	return b, nil
+}
+
+// misreadAbove returns the ids a backend that misreads "ids above after"
+// (or at it, inclusive) as mode says (see memList.keysetAs) answers
+// with, in id order.
+func misreadAbove(ids []int64, after string, inclusive bool, mode string) []int64 {
+	x, _ := strconv.ParseInt(after, 10, 64)
+	var out []int64
+	for number, id := range ids {
+		c := 0
+		switch mode {
+		case "text":
+			c = strings.Compare(strconv.FormatInt(id, 10), after)
+		case "field":
+			c = cmp.Compare(int64(number), x)
+		case "block":
+			c = cmp.Compare(id/5*5, x)
+		}
+		if c > 0 || c == 0 && inclusive {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // insert adds id if absent; remove deletes it if present. Callers hold mu.
