@@ -37,33 +37,43 @@ type keyset struct {
 	misread   bool // an answer broke the condition: read by offset
 	checked   bool // an answer agreed with an offset read at its cursor
 
-	// next holds, for the last pages served by keyset, the page's last
-	// record and the one after it: the next page's answer must hold that
-	// one first, unless it was deleted since (then an offset read tells).
-	next   [keysetNexts][2]string
-	nextAt int
+	// marks are the records the last pages served by keyset ended at
+	// (and the last of the windows read with them).
+	marks  [keysetMarks]keysetMark
+	markAt int
 }
 
-// keysetNexts is how many pages' next records a list identity keeps: one
-// for each of a few walks at once.
-const keysetNexts = 4
+// keysetMark is a record a page served by keyset ended at: the record
+// after it, which the next page's answer must hold first unless it was
+// deleted since (an offset read tells), or ""; and its offset, counted
+// from an offset read through the keyset answers since, or -1. The offset
+// is a hint: it starts the search of the offset read that checks the
+// page ending the walk, and tells, with the end the index knows, whether
+// the walk counted as many records as the list holds.
+type keysetMark struct {
+	id, next string
+	off      int
+}
 
-// expect returns the record that followed cursor when a page ended at
-// it, or "". Callers hold the list's mutex.
-func (k *keyset) expect(cursor string) string {
-	for _, n := range k.next {
-		if n[0] == cursor && cursor != "" {
-			return n[1]
+// keysetMarks is how many marks a list identity keeps: a few walks' at
+// once.
+const keysetMarks = 4
+
+// mark returns the mark of id, if any. Callers hold the list's mutex.
+func (k *keyset) mark(id string) (keysetMark, bool) {
+	for _, m := range k.marks {
+		if m.id == id && id != "" {
+			return m, true
 		}
 	}
-	return ""
+	return keysetMark{}, false
 }
 
-// followed remembers that next followed last on a page served. Callers
-// hold the list's mutex.
-func (k *keyset) followed(last, next string) {
-	k.next[k.nextAt] = [2]string{strings.Clone(last), strings.Clone(next)}
-	k.nextAt = (k.nextAt + 1) % keysetNexts
+// remember keeps m, with copies of its ids. Callers hold the list's mutex.
+func (k *keyset) remember(m keysetMark) {
+	m.id, m.next = strings.Clone(m.id), strings.Clone(m.next)
+	k.marks[k.markAt] = m
+	k.markAt = (k.markAt + 1) % keysetMarks
 }
 
 // keysetFor reports whether a cursor page of the list is asked by keyset.
@@ -105,20 +115,25 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 		at = h.lo.off
 	}
 	ls.mu.Lock()
-	checked, expect := ls.keyed.checked, ls.keyed.expect(anchor)
+	checked := ls.keyed.checked
+	m, marked := ls.keyed.mark(anchor)
 	ls.mu.Unlock()
+	counted := at < 0 && marked && m.off >= 0
+	if counted {
+		at = m.off
+	}
 	var doubt bool
 	switch {
 	case !checked, long:
 		doubt = true
-	case expect != "" && (len(keyed) == 0 || e.Order.Compare(keyed[0], expect) > 0):
+	case m.next != "" && (len(keyed) == 0 || e.Order.Compare(keyed[0], m.next) > 0):
 		// The record after the anchor when a page ended there is not in
 		// the answer: deleted since, or skipped by a misread.
 		doubt = true
 	case ended:
-		// Confirmed by the index only where it knows the anchor's place
-		// and the list's end right after these records.
-		doubt = at < 0 || h.end != at+1+len(keyed)
+		// Confirmed by the index only where it knows the list's end
+		// right after these records, from the anchor's place.
+		doubt = at < 0 || h.end != at+1+e.keysetRemaining(pg, run, anchor)
 	case h.hasHi && len(keyed) > 0:
 		// A record the index knows above the anchor, inside the span
 		// the records cover, must be one of them.
@@ -129,15 +144,68 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 		}
 	}
 	if doubt {
+		if counted {
+			e.Index.learn(req.List, []sample{{at, anchor}}, at+1, -1) // where the offset read's search starts
+		}
+		if ended && run != nil {
+			// Read by offset as far as the answer said the list goes,
+			// and a record more: the index then knows its end, and the
+			// window read is the one the walk goes on from.
+			ahead = max(ahead, e.keysetRemaining(pg, run, anchor)+1)
+		}
 		return e.keysetCheck(ctx, f, ls, req, ahead, head, pg)
 	}
-	if len(pg.IDs) > req.Size {
-		ls.mu.Lock()
-		ls.keyed.followed(pg.IDs[req.Size-1], pg.IDs[req.Size])
-		ls.mu.Unlock()
-	}
+	e.keysetMarks(ls, req, pg, run, anchor, at)
 	cut(pg, req.Size)
 	return pg, run, calls, nil
+}
+
+// keysetRemaining returns how many records the answers of a keyset page
+// held above anchor: the page's, and those past it in the window read
+// with it.
+func (e *Engine) keysetRemaining(pg *Page, run *StoredWindow, anchor string) int {
+	keyed := pg.IDs[pg.Head:]
+	if run == nil {
+		return len(keyed)
+	}
+	if e.Order.Compare(run.floor, anchor) == 0 {
+		return len(run.ids)
+	}
+	i, _ := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(run.floor, keyed[i]) })
+	return i + 1 + len(run.ids)
+}
+
+// keysetMarks remembers where a page served by keyset ended, and the
+// last record of the window read with it, for the checks of the pages
+// that go on from there: the records that follow, and their offsets
+// when the anchor's (at) is known. Called before the page is cut.
+func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWindow, anchor string, at int) {
+	keyed := pg.IDs[pg.Head:]
+	offOf := func(id string) int { // the offset of anchor or a record of keyed
+		if at < 0 {
+			return -1
+		}
+		if e.Order.Compare(id, anchor) == 0 {
+			return at
+		}
+		if i, found := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(id, keyed[i]) }); found {
+			return at + 1 + i
+		}
+		return -1
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if len(pg.IDs) > req.Size {
+		last := pg.IDs[req.Size-1]
+		ls.keyed.remember(keysetMark{id: last, next: pg.IDs[req.Size], off: offOf(last)})
+	}
+	if run != nil && len(run.ids) > 0 {
+		off := offOf(run.floor)
+		if off >= 0 {
+			off += len(run.ids)
+		}
+		ls.keyed.remember(keysetMark{id: run.ids[len(run.ids)-1], off: off})
+	}
 }
 
 // keysetCheck reads by offset the page that pg, read by keyset in the
