@@ -33,6 +33,9 @@ type keysetBackend struct {
 	// "field" applies the condition to another field, each record's
 	// "number", which counts the records from 0.
 	mode string
+	// keyedSize, when set, is the page size of every keyset answer,
+	// whatever _perPage asks: a backend that ignores it there.
+	keyedSize int
 
 	mu      sync.Mutex
 	ids     []string // ascending under order
@@ -140,6 +143,9 @@ func (b *keysetBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	recs := b.ids[min(from, len(b.ids)):]
 	if textual != nil {
 		recs = slices.DeleteFunc(slices.Clone(b.ids), func(id string) bool { return !textual(id) })
+	}
+	if b.keyedSize > 0 && q.Has(b.tmpl.Param) {
+		size = b.keyedSize
 	}
 	start := min((page-1)*size, len(recs))
 	recs = recs[start:min(start+size, len(recs))]

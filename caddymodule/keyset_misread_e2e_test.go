@@ -107,3 +107,39 @@ func TestKeysetMisreadsThroughCaddy(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysetLongAnswersThroughCaddy: a keyset answer longer than asked is
+// handled as an offset answer is. Past backend_max_per_page it is a 502
+// naming backend_keyset and backend_max_per_page; within it (after 999
+// fewer than 200 records are left) the page is served exactly, also from a backend
+// that compares ids as text.
+func TestKeysetLongAnswersThroughCaddy(t *testing.T) {
+	all := denseIDs(800)
+	for _, tc := range []struct {
+		mode, options string
+		refused       bool
+	}{
+		{"", "backend_max_per_page 200", true},
+		{"", "backend_max_per_page 1000", false},
+		{"text", "backend_max_per_page 1000", false},
+	} {
+		t.Run(tc.mode+" "+tc.options, func(t *testing.T) {
+			b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+			b.mode, b.keyedSize = tc.mode, 300
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\treadahead_ttl 0\n\t\t"+tc.options), srv.URL)
+			for _, cursor := range []string{"9", "99", "999"} {
+				at, _ := slices.BinarySearchFunc(all, cursor, translate.Numeric.Compare)
+				if tc.refused && len(all)-at > 200 { // more than backend_max_per_page sent
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=10&_cursor=%s", c.URL, url.QueryEscape(cursorFor(cursor))))
+					require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
+					assert.Contains(t, string(a.body), "backend_keyset window after id")
+					assert.Contains(t, string(a.body), "backend_max_per_page")
+					continue
+				}
+				keysetPage(t, fmt.Sprintf("%s/calls?_perPage=10&_cursor=%s", c.URL, url.QueryEscape(cursorFor(cursor))), all, cursor, 10)
+			}
+		})
+	}
+}
