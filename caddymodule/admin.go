@@ -85,11 +85,16 @@ func (c *pageCounters) add(pg *translate.Page) {
 	c.served.Add(int64(len(pg.IDs)))
 }
 
-// backendLimit is the backend page-size limit the endpoint's engine uses,
-// and whether it was learned from the backend's answers rather than
-// configured (backend_max_per_page).
-func (ep *endpoint) backendLimit() (limit int, learned bool) {
-	return ep.engine.PageSizeLimit()
+// backendLimit is the endpoint's backend page-size limit: the one its
+// callers agree on (learned.go), else backend_max_per_page; learned says
+// which. A limit only some lists learned is theirs, not the endpoint's:
+// counts shows every learned limit with its lists and callers.
+func (ep *endpoint) backendLimit(configured int) (limit int, learned bool, counts []limitCount) {
+	counts, agreed, ok := ep.learned.summary()
+	if ok {
+		return agreed.limit, true, counts
+	}
+	return configured, false, counts
 }
 
 // The JSON of /helpdesk/endpoints.
@@ -126,10 +131,13 @@ type (
 		Kind string `json:"kind"` // cursor or filter
 
 		// Cursor endpoints only.
-		BackendPageLimit       int          `json:"backend_page_limit,omitempty"`
-		BackendPageLimitSource string       `json:"backend_page_limit_source,omitempty"`
-		Index                  *indexReport `json:"index,omitempty"`
-		Pages                  *pagesReport `json:"pages,omitempty"`
+		BackendPageLimit       int    `json:"backend_page_limit,omitempty"`
+		BackendPageLimitSource string `json:"backend_page_limit_source,omitempty"`
+		// LearnedPageLimits are the limits lists learned, each with how
+		// many lists and callers learned it; absent until one did.
+		LearnedPageLimits []limitCount `json:"learned_page_limits,omitempty"`
+		Index             *indexReport `json:"index,omitempty"`
+		Pages             *pagesReport `json:"pages,omitempty"`
 	}
 	indexReport struct {
 		Lists     int `json:"lists"`
@@ -206,8 +214,9 @@ func (g *Gateway) report(s site) gatewayReport {
 		er := endpointReport{Path: g.BasePath + name, Kind: "filter"}
 		if ep.cursor {
 			er.Kind = "cursor"
-			limit, learned := ep.backendLimit()
+			limit, learned, counts := ep.backendLimit(g.BackendMaxPerPage)
 			er.BackendPageLimit, er.BackendPageLimitSource = limit, "configured"
+			er.LearnedPageLimits = counts
 			if learned {
 				er.BackendPageLimitSource = "learned"
 			}

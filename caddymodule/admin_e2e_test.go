@@ -43,7 +43,13 @@ type adminReport struct {
 			Kind                   string `json:"kind"`
 			BackendPageLimit       int    `json:"backend_page_limit"`
 			BackendPageLimitSource string `json:"backend_page_limit_source"`
-			Index                  *struct {
+			LearnedPageLimits      []struct {
+				Limit   int  `json:"limit"`
+				Fixed   bool `json:"fixed"`
+				Lists   int  `json:"lists"`
+				Callers int  `json:"callers"`
+			} `json:"learned_page_limits"`
+			Index *struct {
 				Lists     int `json:"lists"`
 				Samples   int `json:"samples"`
 				IndexSize int `json:"index_size"`
@@ -280,29 +286,46 @@ http://%s {
 }
 
 // TestAdminEndpointsShowLearnedLimit: on a backend that clamps _perPage
-// below backend_max_per_page, the endpoint shows the limit its answers
-// proved, as learned; an endpoint not yet asked shows the configured one.
+// below backend_max_per_page, the limit one caller's answers proved is
+// shown as that caller's, not as the endpoint's; once a second caller's
+// answers prove the same, the endpoint shows it as learned. An endpoint
+// not yet asked shows the configured one. Issue 30 point 3.
 func TestAdminEndpointsShowLearnedLimit(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 12, Records: 600, ListMaxPerPage: map[string]int{"calls": 100}})
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "cursor_endpoints /calls /phone_numbers"), srv.URL, harness.Options{Admin: true})
-	a := get(t, c.URL+"/calls?_perPage=300")
+	report := func() adminReport {
+		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var rep adminReport
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
+		require.Len(t, rep.Gateways, 1)
+		require.Len(t, rep.Gateways[0].Endpoints, 3)
+		return rep
+	}
+
+	a := get(t, c.URL+"/calls?_perPage=300", "X-Api-Key", "one")
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	require.Len(t, a.ids(t), 300)
-
-	resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var rep adminReport
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
-	require.Len(t, rep.Gateways, 1)
-	eps := rep.Gateways[0].Endpoints
-	require.Len(t, eps, 3)
+	eps := report().Gateways[0].Endpoints
 	assert.Equal(t, "/calls", eps[0].Path)
-	assert.Equal(t, 100, eps[0].BackendPageLimit)
+	assert.Equal(t, 1000, eps[0].BackendPageLimit, "one caller's limit is not the endpoint's")
+	assert.Equal(t, "configured", eps[0].BackendPageLimitSource)
+	require.Len(t, eps[0].LearnedPageLimits, 1)
+	assert.Equal(t, 100, eps[0].LearnedPageLimits[0].Limit)
+	assert.Equal(t, 1, eps[0].LearnedPageLimits[0].Callers)
+
+	a = get(t, c.URL+"/calls?_perPage=300", "X-Api-Key", "two")
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	eps = report().Gateways[0].Endpoints
+	assert.Equal(t, 100, eps[0].BackendPageLimit, "two callers agree")
 	assert.Equal(t, "learned", eps[0].BackendPageLimitSource)
+	require.Len(t, eps[0].LearnedPageLimits, 1)
+	assert.Equal(t, 2, eps[0].LearnedPageLimits[0].Callers)
 	assert.Equal(t, "/phone_numbers", eps[1].Path)
 	assert.Equal(t, 1000, eps[1].BackendPageLimit)
 	assert.Equal(t, "configured", eps[1].BackendPageLimitSource)
+	assert.Empty(t, eps[1].LearnedPageLimits)
 }

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"net/http"
 	"sync"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -116,7 +117,15 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 	f.answers[call] = nil
 	f.held -= len(a.raw)
 	f.kept = call + 1
-	bytes = cap(a.raw) + len(a.body.IDs)*16 + len(a.body.Records)*24
+	// The buffer itself, its bytes, the backing arrays of its ids and
+	// records (strings and slices are 16 and 24 bytes each), each id the
+	// parser decoded into a string of its own, and the header map.
+	bytes = int(unsafe.Sizeof(*a)) + cap(a.raw) + cap(a.body.IDs)*16 + cap(a.body.Records)*24
+	for _, id := range a.body.IDs {
+		if !within(id, a.raw) {
+			bytes += len(id)
+		}
+	}
 	for k, v := range a.answer.header {
 		bytes += len(k) + 64 // the map's entry and the value slice
 		for _, s := range v {
@@ -124,6 +133,17 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 		}
 	}
 	return a, bytes
+}
+
+// within reports whether s's bytes lie in raw's: an id read as written,
+// not decoded into a string of its own.
+func within(s string, raw []byte) bool {
+	if len(s) == 0 || cap(raw) == 0 {
+		return len(s) == 0
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	b := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	return p >= b && p < b+uintptr(cap(raw))
 }
 
 // shared reports whether a page's answer is shared with other requests:

@@ -59,6 +59,7 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		drop_backend_headers Link X-Page ...
 //		drop_envelope_members page per_page next ...
 //		link_header
+//		caller_key           {http.auth.user.id} {vars.tenant} ...
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -164,6 +165,15 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := checkEnvelopeMembers(g.DropEnvelopeMembers, ""); err != nil {
 				return d.Err(err.Error())
 			}
+		} else if option == "caller_key" {
+			keys := d.RemainingArgs()
+			if len(keys) == 0 {
+				return d.Errf("%s: at least one placeholder is needed, such as {http.auth.user.id}", option)
+			}
+			if err := checkCallerKey(keys); err != nil {
+				return d.Err(err.Error())
+			}
+			g.CallerKey = append(g.CallerKey, keys...) // the option may be repeated
 		} else if option == "link_header" {
 			if d.NextArg() {
 				return d.Errf("%s takes no value: write it alone to turn the Link header on", option)

@@ -33,6 +33,8 @@ func TestUnmarshalCaddyfileOptions(t *testing.T) {
 		{"max_per_page 500", Gateway{MaxPerPage: 500}},
 		{"backend_max_per_page 200", Gateway{BackendMaxPerPage: 200}},
 		{"index_size 5000", Gateway{IndexSize: 5000}},
+		{"caller_key {http.auth.user.id} tenant-{http.vars.tenant}", Gateway{CallerKey: []string{"{http.auth.user.id}", "tenant-{http.vars.tenant}"}}},
+		{"caller_key {http.auth.user.id}\n\tcaller_key {http.vars.tenant}", Gateway{CallerKey: []string{"{http.auth.user.id}", "{http.vars.tenant}"}}},
 		{"index_size -1", Gateway{IndexSize: -1}},
 		{"max_body_size 16MiB", Gateway{MaxBodySize: 16 << 20}},
 		{"max_body_size 4096", Gateway{MaxBodySize: 4096}},
@@ -65,6 +67,8 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"helpdesk_gateway arg", "wrong argument count"},
 		// unknown option
 		{"helpdesk_gateway {\n\n\tbogus 1\n}", `unknown option "bogus", at Testfile:3`},
+		{"helpdesk_gateway {\n\tcaller_key\n}", "caller_key: at least one placeholder is needed, such as {http.auth.user.id}, at Testfile:2"},
+		{"helpdesk_gateway {\n\n\tcaller_key {http.auth.user.id} tenant\n}", `caller_key: "tenant" holds no placeholder such as {http.auth.user.id} or {http.vars.tenant}; a constant is the same for every caller, at Testfile:3`},
 		{"helpdesk_gateway {\n\tbase_path /a\n\tmax_per_pages 10\n}", `unknown option "max_per_pages", at Testfile:3`},
 		// bad numbers, each numeric option
 		{"helpdesk_gateway {\n\tdefault_per_page ten\n}", `default_per_page: "ten" is not a whole number, at Testfile:2`},
@@ -160,6 +164,8 @@ func TestProvisionValidates(t *testing.T) {
 		{Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{"data"}}, `drop_envelope_members: "data" holds the records`},
 		{Gateway{OpenAPIPath: "openapi.json"}, "openapi_path"},
 		{Gateway{BasePath: "/api", OpenAPIPath: "/api/calls"}, `openapi_path "/api/calls": is already an endpoint of cursor_endpoints`},
+		{Gateway{CursorEndpoints: []string{"/calls"}, FilterEndpoints: []string{"/Calls/"}}, `endpoints "/calls" and "/Calls/" are one path to Caddy's path matcher`},
+		{Gateway{CallerKey: []string{"tenant"}}, `caller_key: "tenant" holds no placeholder`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
@@ -201,6 +207,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 		drop_envelope_members page per_page next
 		link_header
 		openapi_path         /openapi.json
+		caller_key           {vars.tenant} {header.X-Tenant}
 	}
 }`
 	out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), nil)
@@ -225,6 +232,7 @@ func TestAdaptShowsJSON(t *testing.T) {
 	assert.JSONEq(t, `{
 		"handler": "helpdesk_gateway",
 		"base_path": "/api/v3",
+		"caller_key": ["{http.vars.tenant}", "{http.request.header.X-Tenant}"],
 		"cursor_endpoints": ["/calls", "/phone_numbers"],
 		"filter_endpoints": ["/tickets"],
 		"id_field": "id",

@@ -41,7 +41,7 @@ var quirkyLimits = map[string]int{"calls": 100, "tickets/history": 137, "grid/re
 // clamps or ignores _perPage, through a real Caddy with the gateway's
 // defaults, concurrently: every cursor walk, client-built cursor and _page
 // request at page sizes below, at and above the list's limit is complete
-// and exact; the gauge shows the limits learned.
+// and exact; the gauge shows the limits learned once callers agree.
 func TestClampingBackendServesEveryRecord(t *testing.T) {
 	b := reference.New(quirkyBackend(11, 1200))
 	srv := httptest.NewServer(b)
@@ -87,6 +87,16 @@ func TestClampingBackendServesEveryRecord(t *testing.T) {
 	}
 	wg.Wait()
 
+	// Two more callers meet each list's limit: the callers agree, and the
+	// gauge shows it (one caller's limit is its own).
+	for list := range quirkyLimits {
+		for _, key := range []string{"k1", "k2"} {
+			for _, size := range []int{7, 1000} {
+				a := get(t, fmt.Sprintf("%s/%s?_perPage=%d", c.URL, list, size), "X-Api-Key", key)
+				require.Equal(t, http.StatusOK, a.status, string(a.body))
+			}
+		}
+	}
 	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)

@@ -119,6 +119,12 @@ func TestDialectsServeEveryRecord(t *testing.T) {
 				}
 			}
 
+			// Two more callers meet the clamp: the callers agree, and
+			// the gauge shows it (one caller's limit is its own).
+			for _, key := range []string{"k1", "k2"} {
+				a := get(t, c.URL+"/calls?_perPage=1000", "X-Api-Key", key)
+				require.Equal(t, http.StatusOK, a.status, string(a.body))
+			}
 			resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
 			require.NoError(t, err)
 			metrics, _ := io.ReadAll(resp.Body)

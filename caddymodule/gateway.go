@@ -186,10 +186,16 @@ type Gateway struct {
 	// after the call that read it; 0 turns read-ahead off. Default: 2s.
 	// A pointer, since 0 is a value here, not the default.
 	ReadaheadTTL *caddy.Duration `json:"readahead_ttl,omitempty"`
-	// ReadaheadMemory bounds the bytes of the read-ahead windows the
-	// gateway holds, across its endpoints; the least recently used go
+	// ReadaheadMemory bounds the bytes the gateway keeps of its callers'
+	// lists across its endpoints, all counted: read-ahead windows, walks,
+	// identities and learned state; the least recently used list goes
 	// first. Default: 64 MiB.
 	ReadaheadMemory int64 `json:"readahead_memory,omitempty"`
+	// CallerKey names request facts, as placeholders such as
+	// {http.auth.user.id}, that make a caller besides those the gateway
+	// reads itself (identity.go): what the routes after the gateway show
+	// the backend. Two requests that differ in one are two callers.
+	CallerKey []string `json:"caller_key,omitempty"`
 
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
@@ -211,7 +217,9 @@ type Gateway struct {
 	dropMembers legacy.Members  // DropEnvelopeMembers
 	exposed     []string        // the page headers a browser's script may read
 	endpoints   map[string]*endpoint
-	windows     *translate.WindowStore // read-ahead windows; stores nothing when off
+	spellings   map[string]string      // spelling -> endpoint path; see routing.go
+	windows     *translate.MemoryStore // what is kept per caller's list: learned state, walks, windows
+	stopPurge   func()                 // stops the timer that drops expired windows, so an idle gateway lets them go
 	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
@@ -225,32 +233,14 @@ type endpoint struct {
 	engine *translate.Engine
 	m      *endpointMetrics
 	counts pageCounters // cursor endpoints only; see the admin endpoint
-	warned atomic.Bool  // the page-limit warning was logged
+	warned atomic.Bool  // the first page-limit warning was logged
+	// learned: the page limits its lists learned; agreed: the last limit
+	// the callers agreed on, as logged (learned.go).
+	learned learnedLimits
+	agreed  atomic.Int64
 	// keysetWarned: the warning that the backend misreads backend_keyset
 	// was logged.
 	keysetWarned atomic.Bool
-}
-
-// pageLimitLearned returns the engine's OnLearn for ep: the limit goes to
-// the gauge, and the first one learned to a warning that names the
-// Caddyfile line which makes the learning unneeded. Later refinements
-// (a backend with fixed pages sending more than first seen) log at info.
-func (g *Gateway) pageLimitLearned(ep *endpoint) func(limit int, fixed bool) {
-	return func(limit int, fixed bool) {
-		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(limit))
-		level, msg := zap.WarnLevel, "backend clamps _perPage: planning within the limit its answers proved"
-		if fixed {
-			msg = "backend ignores _perPage: asking for the page size it sends; no answer overlaps the next at its page edges, so under churn a record may slip past one (docs/backends.md, Verify)"
-		}
-		if ep.warned.Swap(true) {
-			level = zap.InfoLevel
-		}
-		if ce := g.logger.Check(level, msg); ce != nil {
-			ce.Write(zap.String("endpoint", ep.name), zap.Int("limit", limit),
-				zap.Int("backend_max_per_page", g.BackendMaxPerPage), zap.Bool("fixed", fixed),
-				zap.String("caddyfile", fmt.Sprintf("backend_max_per_page %d", limit)))
-		}
-	}
 }
 
 // CaddyModule returns the Caddy module information.
@@ -289,8 +279,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		g.exposed = append(g.exposed, "Link")
 	}
 	g.filters = ticketfilter.NewFilterValidator(g.filterConfig())
-	g.windows = translate.NewWindowStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
+	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
+	g.stopPurge = g.windows.PurgeEvery(time.Duration(*g.ReadaheadTTL))
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
 		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
@@ -299,8 +290,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			MaxCalls:    g.MaxSubrequests,
 			Index:       translate.NewIndex(g.order, g.IndexSize),
 			Offsets:     g.dialect.Offsets(),
-			Windows:     g.windows,
-			ListLimit:   max(g.IndexSize, 0),
+			Lists:       g.windows,
 		}, m: newEndpointMetrics(name, true)}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
 		if g.dialect.Keysets() {
@@ -314,6 +304,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	for _, name := range g.FilterEndpoints {
 		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
 	}
+	g.spellings = endpointSpellings(g.endpoints)
 	if g.OpenAPIPath != "" {
 		doc, err := openapi.Generate(g.openAPIConfig())
 		if err != nil {
@@ -341,6 +332,9 @@ func (g *Gateway) Cleanup() error {
 
 func (g *Gateway) unload() {
 	unregister(g)
+	if g.stopPurge != nil {
+		g.stopPurge()
+	}
 	g.windows.Clear()
 }
 
@@ -422,6 +416,9 @@ func (g *Gateway) Validate() error {
 			seen[p] = list.option
 		}
 	}
+	if err := checkSpellings(g.BasePath, slices.Concat(g.CursorEndpoints, g.FilterEndpoints)); err != nil {
+		return err
+	}
 	for p, option := range seen {
 		if g.BasePath+p == g.OpenAPIPath {
 			return fmt.Errorf("openapi_path %q: is already an endpoint of %s", g.OpenAPIPath, option)
@@ -475,7 +472,7 @@ func (g *Gateway) Validate() error {
 	if err := g.checkDialect(); err != nil {
 		return err
 	}
-	return nil
+	return checkCallerKey(g.CallerKey)
 }
 
 // checkEnvelopeMembers refuses a drop_envelope_members name that is

@@ -2,9 +2,15 @@ package caddymodule
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 // perRequestHeaders are the request headers that do not make a caller's
@@ -17,7 +23,8 @@ import (
 // them (an API key, a cookie, a language) are two callers.
 //
 // X-B3-* and X-Amzn-Trace-* are families: perRequestPrefixes. The
-// X-Forwarded-* headers of the forwarding chain are named one by one:
+// X-Forwarded-* headers of the forwarding chain are named one by one
+// (from a trusted proxy, appendCaller reads those reverse_proxy passes on):
 // others of that prefix name the caller (oauth2-proxy's X-Forwarded-User,
 // -Email, -Groups and -Access-Token; Envoy's X-Forwarded-Client-Cert) and
 // count, as every header not listed here does.
@@ -41,9 +48,19 @@ var perRequestHeaders = []string{
 // perRequestPrefixes are the header families perRequestHeaders names.
 var perRequestPrefixes = []string{"X-B3-", "X-Amzn-Trace-"}
 
+// perRequestSet is perRequestHeaders as a set: a header name is looked
+// up in it for every header of every cursor request.
+var perRequestSet = func() map[string]bool {
+	m := make(map[string]bool, len(perRequestHeaders))
+	for _, name := range perRequestHeaders {
+		m[name] = true
+	}
+	return m
+}()
+
 // perRequest reports whether a canonical header name is per request.
 func perRequest(name string) bool {
-	if slices.Contains(perRequestHeaders, name) {
+	if perRequestSet[name] {
 		return true
 	}
 	for _, p := range perRequestPrefixes {
@@ -55,46 +72,162 @@ func perRequest(name string) bool {
 }
 
 // listIdentity names the list a request reads as its caller sees it: the
-// path, the client's own (non-paging) parameters as forwarded, the host,
-// and the values of every request header but the per-request ones. It is
-// the one key of everything the gateway keeps per list: the position
-// index, the page sizes learned from the backend, the walk's read-ahead
-// pace and its windows. Two API keys walking one list are two lists here,
-// so neither's records, cost or learned limits reach the other.
+// path, the client's own (non-paging) parameters as forwarded, and the
+// caller, which is everything the backend may see of the request (see
+// appendCaller). It is the one key of everything the gateway keeps per
+// list: the position index, the page sizes learned from the backend, the
+// walk's read-ahead pace and its windows. Two API keys walking one list
+// are two lists here, so neither's records, cost or learned limits reach
+// the other.
 //
-// The headers go in as a SHA-256 of their names and values, sorted: the
-// identity stays short whatever the headers, holds no credential in the
-// clear, and two callers cannot be made to share one (windows, which are
-// content, are keyed by the identity in full).
-func listIdentity(r *http.Request, forward string) string {
-	var room [32]string
-	names := room[:0]
-	for name := range r.Header {
-		if !perRequest(name) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	h := sha256.New()
-	var sep = []byte{0}
-	h.Write([]byte(r.Host))
-	for _, name := range names {
-		h.Write(sep)
-		h.Write([]byte(name))
-		for _, v := range r.Header[name] {
-			h.Write(sep)
-			h.Write([]byte(v))
-		}
-	}
-	var sum [sha256.Size]byte
+// The caller goes in as a SHA-256 of its facts, each framed by its length
+// (so that no two sets of facts frame to the same bytes): the identity
+// stays short whatever the headers, holds no credential in the clear, and
+// two callers cannot be made to share one (windows, which are content,
+// are keyed by the identity in full). The caller's hash is always the
+// last sha256.Size bytes (see callerOf).
+func (g *Gateway) listIdentity(r *http.Request, forward string) string {
+	var room [1024]byte
+	sum := sha256.Sum256(g.appendCaller(room[:0], r))
 	var b strings.Builder
 	b.Grow(len(r.URL.Path) + 1 + len(forward) + 1 + sha256.Size)
 	b.WriteString(r.URL.Path)
 	b.WriteByte('?')
 	b.WriteString(forward)
 	b.WriteByte(0)
-	b.Write(h.Sum(sum[:0]))
+	b.Write(sum[:])
 	return b.String()
+}
+
+// callerOf returns the caller part of a list identity: the hash of what
+// the backend may see of the caller, the same for every list it reads.
+func callerOf(list string) string {
+	return list[max(len(list)-sha256.Size, 0):]
+}
+
+// appendCaller appends to b the facts that make r's caller, each framed
+// by its length, in a fixed order:
+//
+//   - the Host;
+//   - the client address as Caddy resolves it (the server's
+//     trusted_proxies and client_ip_headers: {http.vars.client_ip}), which
+//     reverse_proxy sends as X-Forwarded-For;
+//   - the connection's scheme, which reverse_proxy sends as
+//     X-Forwarded-Proto, and from a trusted proxy the X-Forwarded-For
+//     chain, X-Forwarded-Proto and X-Forwarded-Host it passes on (from
+//     anyone else reverse_proxy replaces them with the client address,
+//     the scheme and the Host, already in);
+//   - the SHA-256 fingerprint of the TLS client certificate, if any;
+//   - the values of the caller_key placeholders;
+//   - every request header but the per-request ones and those the client
+//     names in Connection (reverse_proxy drops them: the backend never
+//     sees them), by sorted name, each value framed.
+func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
+	b = appendField(b, r.Host)
+	trusted, client := clientAddress(r)
+	b = appendField(b, client)
+	if r.TLS != nil {
+		b = append(b, 1) // https; reverse_proxy's X-Forwarded-Proto unless a trusted proxy sent one
+	} else {
+		b = append(b, 0)
+	}
+	if trusted {
+		b = append(b, 1)
+		b = appendValues(b, r.Header["X-Forwarded-For"])
+		b = appendField(b, lastValue(r.Header, "X-Forwarded-Proto"))
+		b = appendField(b, lastValue(r.Header, "X-Forwarded-Host"))
+	} else {
+		b = append(b, 0)
+	}
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		fp := sha256.Sum256(r.TLS.PeerCertificates[0].Raw)
+		b = append(b, 1)
+		b = append(b, fp[:]...)
+	} else {
+		b = append(b, 0)
+	}
+	if len(g.CallerKey) > 0 {
+		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+		for _, key := range g.CallerKey {
+			v := key
+			if repl != nil {
+				v = repl.ReplaceAll(key, "")
+			}
+			b = appendField(b, v)
+		}
+	}
+
+	var room [32]string
+	names := room[:0]
+	dropped := r.Header["Connection"]
+	for name := range r.Header {
+		if !perRequest(name) && !namedIn(dropped, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, name := range names {
+		b = appendField(b, name)
+		b = appendValues(b, r.Header[name])
+	}
+	return b
+}
+
+// clientAddress returns the client address as Caddy resolved it for r,
+// and whether r came from one of the server's trusted_proxies: the
+// values reverse_proxy reads to set X-Forwarded-For. Outside a Caddy
+// server (a handler provisioned by a program) it is r.RemoteAddr's host.
+func clientAddress(r *http.Request) (trusted bool, client string) {
+	if vars, ok := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		trusted, _ = vars[caddyhttp.TrustedProxyVarKey].(bool)
+		if client, ok = vars[caddyhttp.ClientIPVarKey].(string); ok {
+			return trusted, client
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return trusted, r.RemoteAddr
+	}
+	return trusted, host
+}
+
+// namedIn reports whether the Connection header values list name, as
+// tokens compared without case (RFC 9110, section 7.6.1).
+func namedIn(connection []string, name string) bool {
+	for _, v := range connection {
+		for tok := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lastValue is the last value of a header, as reverse_proxy reads
+// X-Forwarded-Proto and -Host.
+func lastValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[len(v)-1]
+	}
+	return ""
+}
+
+// appendField appends s framed by its length.
+func appendField(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendValues appends the values of a header, framed by their count and
+// each by its length.
+func appendValues(b []byte, values []string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(values)))
+	for _, v := range values {
+		b = appendField(b, v)
+	}
+	return b
 }
 
 // wantsFresh reports whether the request asks for the backend's own
@@ -153,4 +286,17 @@ func hasDirective(list, d string) bool {
 		}
 	}
 	return false
+}
+
+// checkCallerKey refuses a caller_key value with no placeholder: a
+// constant is the same for every caller, so it would tell none apart,
+// and is most likely a placeholder mistyped.
+func checkCallerKey(keys []string) error {
+	for _, k := range keys {
+		open := strings.IndexByte(k, '{')
+		if open < 0 || !strings.Contains(k[open:], "}") {
+			return fmt.Errorf("caller_key: %q holds no placeholder such as {http.auth.user.id} or {http.vars.tenant}; a constant is the same for every caller", k)
+		}
+	}
+	return nil
 }

@@ -1,8 +1,11 @@
 package caddymodule_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +70,75 @@ func TestLearnedLimitStaysWithItsCaller(t *testing.T) {
 				aloneCalls, afterCalls, after.pages, shortCalls, short.pages)
 		})
 	}
+}
+
+// TestOneCallersClampIsNotTheEndpoints (issue 30 point 3): a caller whose
+// own maxrows=30 makes the backend answer at most 30 records teaches the
+// gateway 30 for its list. The admin endpoint shows that limit as one
+// caller's and the endpoint's as backend_max_per_page, and so does the
+// gauge. Two other callers that meet the backend's own clamp of 500 do
+// not agree with it, so nothing changes; on a fresh Caddy the same two
+// agree, and the endpoint shows 500 as learned.
+func TestOneCallersClampIsNotTheEndpoints(t *testing.T) {
+	kb := newKeyedBackend(2000, 500)
+	srv := httptest.NewServer(kb)
+	t.Cleanup(srv.Close)
+	site := fmt.Sprintf(gatewaySite, "readahead_ttl 0")
+	type learned struct{ Limit, Lists, Callers int }
+	state := func(c *harness.Caddy) (limit int, source string, limits []learned, gauge string) {
+		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var rep adminReport
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
+		ep := rep.Gateways[0].Endpoints[0]
+		require.Equal(t, "/calls", ep.Path)
+		for _, l := range ep.LearnedPageLimits {
+			limits = append(limits, learned{l.Limit, l.Lists, l.Callers})
+		}
+		m, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		require.NoError(t, err)
+		defer m.Body.Close()
+		body, _ := io.ReadAll(m.Body)
+		for line := range strings.SplitSeq(string(body), "\n") {
+			if strings.HasPrefix(line, `helpdesk_gateway_backend_page_limit{endpoint="/calls"}`) {
+				gauge = line[strings.LastIndexByte(line, ' ')+1:]
+			}
+		}
+		return ep.BackendPageLimit, ep.BackendPageLimitSource, limits, gauge
+	}
+	walk := func(c *harness.Caddy, key, extra string) {
+		w := &keyedWalker{base: c.URL, perPage: 600, extra: extra, headers: fixed("X-Api-Key", key)}
+		walkAll(t, w)
+		require.Equal(t, kb.view(key), w.ids)
+	}
+
+	c := harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	walk(c, "a-short", "maxrows=30")
+	limit, source, limits, gauge := state(c)
+	assert.Equal(t, 1000, limit, "one caller's clamp is not the endpoint's limit")
+	assert.Equal(t, "configured", source)
+	assert.Equal(t, []learned{{30, 1, 1}}, limits, "shown as one caller's")
+	assert.Equal(t, "1000", gauge)
+
+	walk(c, "a-one", "")
+	walk(c, "b-two", "")
+	limit, source, limits, gauge = state(c)
+	assert.Equal(t, 1000, limit, "callers that learned 500 do not agree with the one that learned 30")
+	assert.Equal(t, "configured", source)
+	assert.Equal(t, []learned{{30, 1, 1}, {500, 2, 2}}, limits)
+	assert.Equal(t, "1000", gauge)
+	c.Stop(t)
+
+	c = harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	walk(c, "a-one", "")
+	limit, _, _, gauge = state(c)
+	assert.Equal(t, 1000, limit, "one caller")
+	assert.Equal(t, "1000", gauge)
+	walk(c, "b-two", "")
+	limit, source, limits, gauge = state(c)
+	assert.Equal(t, 500, limit, "two callers agree")
+	assert.Equal(t, "learned", source)
+	assert.Equal(t, []learned{{500, 2, 2}}, limits)
+	assert.Equal(t, "500", gauge)
 }

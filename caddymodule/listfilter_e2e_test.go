@@ -49,9 +49,9 @@ func TestCursorListFiltersEndToEnd(t *testing.T) {
 		from, to    string // the range, [from, to)
 	}{
 		// Keboola's extractor, as it pages /calls.
-		{"/calls", "date_created", `[["dateCreated",">=","2025-01-01 00:00:00"],["dateCreated","<=","2025-06-30 23:59:59"]]`,
+		{"/calls", "dateCreated", `[["dateCreated",">=","2025-01-01 00:00:00"],["dateCreated","<=","2025-06-30 23:59:59"]]`,
 			"2025-01-01 00:00:00", "2025-07-01 00:00:00"},
-		{"/calls", "date_created", `[["date_created","DP","L90D"]]`, "2025-10-02 00:00:00", "2026-01-01 00:00:00"},
+		{"/calls", "dateCreated", `[["date_created","DP","L90D"]]`, "2025-10-02 00:00:00", "2026-01-01 00:00:00"},
 		{"/grid/reports/time", "reportdate", `[["reportdate","D>=","2024-07-01 00:00:00"],["reportdate","D<","2025-01-01 00:00:00"]]`,
 			"2024-07-01 00:00:00", "2025-01-01 00:00:00"},
 		{"/grid/reports/time", "reportdate", `[["reportdate","DP","TM"]]`, "2025-12-01 00:00:00", "2026-01-01 00:00:00"},

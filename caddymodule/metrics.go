@@ -62,7 +62,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 		}, []string{"endpoint"})
 		metrics.pageLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Name: "backend_page_limit",
-			Help: "The largest backend page the gateway asks for: backend_max_per_page, or the limit the backend's answers proved.",
+			Help: "The endpoint's backend page limit: backend_max_per_page, or a smaller limit the answers of at least two callers proved and no caller's contradicted (one caller's limit is its own).",
 		}, []string{"endpoint"})
 		metrics.keysetMisreads = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "backend_keyset_misreads_total",

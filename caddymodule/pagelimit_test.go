@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -15,10 +16,13 @@ import (
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
-// TestOneWarningPerLearnedLimit: pages that meet a clamp many times log it
-// once per endpoint, with the limit and the Caddyfile line that avoids
-// the learning; PageSizeLimit reports it as learned.
-func TestOneWarningPerLearnedLimit(t *testing.T) {
+// TestLearnedLimitWarnings: pages that meet a clamp many times log it
+// once per endpoint as one caller's, with no advice; the gauge stays at
+// backend_max_per_page. When a second caller's answers prove the same
+// limit, the callers agree: one more warning per endpoint names the
+// Caddyfile line that avoids the learning, and the gauge shows the
+// limit. Issue 30 point 3.
+func TestLearnedLimitWarnings(t *testing.T) {
 	g := provisioned(t)
 	core, logs := observer.New(zapcore.DebugLevel)
 	g.logger = zap.New(core)
@@ -28,29 +32,58 @@ func TestOneWarningPerLearnedLimit(t *testing.T) {
 		b.ServeHTTP(w, r)
 		return nil
 	})
-	for range 3 {
-		for _, path := range []string{"/calls", "/tickets/history"} {
-			for _, q := range []string{"_perPage=300", "_perPage=250&_page=2", "_perPage=10&_page=30"} {
-				w := httptest.NewRecorder()
-				require.NoError(t, g.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path+"?"+q+"&apikey=s3cret", nil), next))
-				require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	walk := func(key string) {
+		for range 3 {
+			for _, path := range []string{"/calls", "/tickets/history"} {
+				for _, q := range []string{"_perPage=300", "_perPage=250&_page=2", "_perPage=10&_page=30"} {
+					w := httptest.NewRecorder()
+					r := httptest.NewRequest(http.MethodGet, path+"?"+q+"&apikey=s3cret", nil)
+					r.Header.Set("X-Api-Key", key)
+					require.NoError(t, g.ServeHTTP(w, r, next))
+					require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+				}
 			}
 		}
 	}
+	gauge := func(endpoint string) float64 {
+		reg := prometheus.NewRegistry()
+		require.NoError(t, reg.Register(metrics.pageLimit))
+		families, err := reg.Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				if m.GetLabel()[0].GetValue() == endpoint {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+		return -1
+	}
+
+	walk("one")
 	warnings := logs.FilterLevelExact(zapcore.WarnLevel).All()
 	require.Len(t, warnings, 2, "one per endpoint")
+	for _, w := range warnings {
+		assert.Contains(t, w.Message, "clamps _perPage for one caller")
+		assert.NotContains(t, w.ContextMap(), "caddyfile", "no advice from one caller")
+	}
+	assert.Equal(t, 1000.0, gauge("/calls"), "one caller's limit is not the endpoint's")
+	assert.Equal(t, 1000.0, gauge("/tickets/history"))
+
+	walk("two")
+	walk("one")
+	warnings = logs.FilterLevelExact(zapcore.WarnLevel).All()[2:]
+	require.Len(t, warnings, 2, "one more per endpoint")
 	got := map[any]any{}
 	for _, w := range warnings {
 		f := w.ContextMap()
 		got[f["endpoint"]] = f["caddyfile"]
-		assert.Contains(t, w.Message, "clamps _perPage")
+		assert.Contains(t, w.Message, "callers agree")
+		assert.Equal(t, int64(2), f["callers"])
 	}
 	assert.Equal(t, map[any]any{"/calls": "backend_max_per_page 100", "/tickets/history": "backend_max_per_page 137"}, got)
-	limit, learned := g.endpoints["/calls"].engine.PageSizeLimit()
-	assert.Equal(t, 100, limit)
-	assert.True(t, learned)
-	limit, learned = g.endpoints["/phone_numbers"].engine.PageSizeLimit()
-	assert.Equal(t, 1000, limit)
-	assert.False(t, learned)
+	assert.Equal(t, 100.0, gauge("/calls"))
+	assert.Equal(t, 137.0, gauge("/tickets/history"))
+	assert.Equal(t, 1000.0, gauge("/phone_numbers"))
 	assertNoSecretLogged(t, logs)
 }

@@ -30,10 +30,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		g.serveOpenAPI(w, r)
 		return nil
 	}
-	ep := g.endpoints[r.URL.Path]
 	// HEAD is owned as GET is: it must answer with GET's headers, and on a
 	// filter endpoint it must not carry unchecked _filters to the backend.
-	if ep == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return next.ServeHTTP(w, r)
+	}
+	ep, misspelt := g.route(r)
+	if misspelt != "" {
+		g.refuseSpelling(w, r, misspelt)
+		return nil
+	}
+	if ep == nil {
 		return next.ServeHTTP(w, r)
 	}
 	if ep.cursor {
@@ -113,7 +120,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req = translate.Request{List: listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
+	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
 	if q.cursor != "" {
 		req.After, err = translate.DecodeCursor(q.cursor)
 		if err == nil {

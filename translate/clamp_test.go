@@ -161,7 +161,7 @@ func TestClampLearningCost(t *testing.T) {
 			ids := evenIDs(20000)
 			var learnedLimits []int
 			e := newEngine(1000, 100000)
-			e.OnLearn = func(limit int, fixed bool) {
+			e.OnLearn = func(_ string, limit int, fixed bool) {
 				assert.False(t, fixed)
 				learnedLimits = append(learnedLimits, limit)
 			}
@@ -264,7 +264,7 @@ func TestLongAnswers(t *testing.T) {
 	l := backendQuirk{fixed: 40}.list(ids)
 	e := newEngine(1000, 1000)
 	var fixed []int
-	e.OnLearn = func(limit int, f bool) {
+	e.OnLearn = func(_ string, limit int, f bool) {
 		assert.True(t, f)
 		fixed = append(fixed, limit)
 	}

@@ -1,9 +1,10 @@
 // Package translate holds the gateway's pure paging logic: the cursor
 // codec, the id order, and the keyset-over-offset engine that serves cursor
 // pages from a backend that only pages by offset (or, where it can filter by
-// id, by keyset), with what it learns per list identity (lists.go) and the
-// read-ahead windows that serve a walk's next pages from memory
-// (readahead.go, windows.go). The ticket-filter grammar lives apart, in
+// id, by keyset), with what it keeps per list identity (liststore.go: the
+// learned page sizes and keyset trust, the walks it served and the
+// read-ahead windows that serve their next pages from memory; readahead.go
+// for the walk rule, memstore.go for the instance's own store). The ticket-filter grammar lives apart, in
 // package ticketfilter: it shares nothing with paging.
 //
 // It imports no Caddy code, so everything here can be tested and fuzzed

@@ -105,10 +105,12 @@ type Engine struct {
 	Offsets bool
 
 	// OnLearn, when set, is called each time the backend's answers prove
-	// a page-size limit below MaxPageSize (fixed: the backend ignores
-	// _perPage and always sends pages of limit). It may be called from
-	// concurrent pages; set it before the first.
-	OnLearn func(limit int, fixed bool)
+	// a page-size limit below MaxPageSize for one list identity (fixed:
+	// the backend ignores _perPage and always sends pages of limit). The
+	// limit is that list's, one caller's view: a parameter or credential
+	// of its own may be what made the backend clamp. It may be called
+	// from concurrent pages; set it before the first.
+	OnLearn func(list string, limit int, fixed bool)
 
 	// Keyset, when set, says the backend can be asked for the records
 	// with id above a cursor (a Window with After), and checks that a
@@ -126,17 +128,16 @@ type Engine struct {
 	// by offset from then on. It may be called from concurrent pages.
 	OnKeysetMisread func(reason string)
 
-	// Windows, when set, keeps read-ahead windows: a walk that continues
-	// is read in larger answers, and its next pages are cut from them
-	// without a backend call (see readahead.go).
-	Windows *WindowStore
+	// Lists, when set, keeps what the engine learns of each list identity
+	// and, when its TTL is not 0, the walks it serves and their read-ahead
+	// windows: a walk that continues is read in larger answers, and its
+	// next pages are cut from them without a backend call (see
+	// liststore.go and readahead.go). Unset, the engine keeps its own
+	// MemoryStore with read-ahead off. Set it before the first page.
+	Lists ListStore
 
-	// ListLimit bounds the list identities whose learned state (page
-	// sizes, walk pace, keyset trust) the engine keeps; the least
-	// recently used go first. 0 means defaultListStates.
-	ListLimit int
-
-	lists    lists
+	own      sync.Once
+	ownLists ListStore
 	clock    func() time.Time // time.Now unless a test sets it
 	reportMu sync.Mutex
 	reported int // the last limit learned, for PageSizeLimit; 0: none
@@ -211,20 +212,25 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
 	}
-	ls := e.lists.get(req.List, e.ListLimit)
-	now, ttl := e.now(), e.Windows.TTL()
-	walk := ls.continues(req, now, ttl)
-	var head *Page // a window's records after the cursor, short of the page
-	if req.After != "" && !req.Fresh {
-		pg, partial := e.Windows.cut(req.List, req.After, req.Size, now)
-		if pg != nil && !partial {
-			e.cutFrom(req, pg)
-			ls.walked(pg, walk, now, ttl)
-			return pg, nil
-		}
-		head = pg
+	store := e.store()
+	ls := store.learned(req.List)
+	now, ttl := e.now(), store.TTL()
+	c := store.Cut(req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
+	walk := c.Walk
+	if c.Continues {
+		walk.pace(req, c.Made, now)
 	}
-	ahead := ls.readahead(req, walk, ttl)
+	var head *Page // a window's records after the cursor, short of the page
+	if c.Page != nil && !c.Head {
+		pg := c.Page
+		e.cutFrom(req, pg)
+		store.Walked(req.List, e.walked(pg, pg.Stored.arrived, now, walk, pg.Stored, nil))
+		return pg, nil
+	}
+	if c.Head {
+		head = c.Page
+	}
+	ahead := walk.readahead(req, c.Continues, ttl)
 	var (
 		pg    *Page
 		run   *StoredWindow
@@ -240,12 +246,41 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if err != nil {
 		return nil, err
 	}
-	if run != nil {
-		e.keep(f, req.List, run, now)
+	if ttl <= 0 {
+		return pg, nil
 	}
-	ls.walked(pg, walk, now, ttl)
+	if run != nil {
+		e.keepBytes(f, run)
+	}
+	var from *StoredWindow
+	if head != nil {
+		from = head.head
+	}
+	store.Walked(req.List, e.walked(pg, now, now, walk, from, run))
 	return pg, nil
 }
+
+// walked is what the store records of a page served: see Walked.
+func (e *Engine) walked(pg *Page, at, now time.Time, walk Walk, from, window *StoredWindow) Walked {
+	w := Walked{More: pg.More, At: at, Now: now, Walk: walk, From: from, Window: window}
+	if len(pg.IDs) > 0 {
+		w.Last = pg.IDs[len(pg.IDs)-1]
+	}
+	return w
+}
+
+// store returns the engine's ListStore: Lists, or its own.
+func (e *Engine) store() ListStore {
+	if e.Lists != nil {
+		return e.Lists
+	}
+	e.own.Do(func() { e.ownLists = NewMemoryStore(e.Order, 0, defaultListMemory) })
+	return e.ownLists
+}
+
+// defaultListMemory bounds the engine's own store, when Lists is unset:
+// the learned state of some ten thousand list identities.
+const defaultListMemory = 8 << 20
 
 func (e *Engine) now() time.Time {
 	if e.clock != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Pages that start from a read-ahead window's head (WindowStore.cut) and
+// Pages that start from a read-ahead window's head (MemoryStore.Cut) and
 // end in the backend's answer: what they cost at the backend's limit, and
 // that they keep the guarantee under churn and borrow no memory.
 

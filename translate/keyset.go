@@ -157,7 +157,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			// The backend ignores the page size asked: learned as an
 			// offset answer's is, refused past backend_max_per_page, and
 			// the page is checked against an offset read (keysetCheck).
-			if _, _, err := e.longAnswer(&ls.sizes, w, n, true); err != nil {
+			if _, _, err := e.longAnswer(&ls.sizes, req.List, w, n, true); err != nil {
 				return nil, nil, 0, false, false, err
 			}
 			w.Size, long = n, true
@@ -166,7 +166,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			return nil, nil, 0, false, false, err
 		}
 		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
-			e.learned(suspect, false) // a short answer that was not the list's end
+			e.learned(req.List, suspect, false) // a short answer that was not the list's end
 		}
 		suspect = -1
 		ls.sizes.saw(n)

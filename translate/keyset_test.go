@@ -22,9 +22,9 @@ func keysetEngine(readahead bool) *Engine {
 			return nil
 		}}
 	if readahead {
-		e.Windows = NewWindowStore(Numeric, 2*time.Second, 64<<20)
+		e.Lists = NewMemoryStore(Numeric, 2*time.Second, 64<<20)
 	} else {
-		e.Windows = NewWindowStore(Numeric, 0, 0)
+		e.Lists = NewMemoryStore(Numeric, 0, 0)
 	}
 	return e
 }

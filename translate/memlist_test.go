@@ -48,6 +48,50 @@ type memList struct {
 	// offsetCalls, offsetFetched and offsetStepped count the calls that
 	// are not keyset, the records they send and those they step through.
 	offsetCalls, offsetFetched, offsetStepped int
+	// versions, when set, makes the list send records, each the id and
+	// the version its insert gave it: a record deleted and inserted again
+	// under its old id is a new record, with other bytes.
+	versions map[int64]int
+	version  int
+}
+
+// withRecords makes l send records (see versions), every record present
+// now at version 0.
+func (l *memList) withRecords() *memList {
+	l.versions = make(map[int64]int, len(l.ids))
+	for _, id := range l.ids {
+		l.versions[id] = 0
+	}
+	return l
+}
+
+// record is the bytes l sends for id.
+func (l *memList) record(id int64) []byte {
+	return fmt.Appendf(nil, `{"id":%d,"v":%d}`, id, l.versions[id])
+}
+
+// batch is the answer that holds ids.
+func (l *memList) batch(ids []int64) Batch {
+	b := Batch{IDs: make([]string, 0, len(ids))}
+	if l.versions != nil {
+		b.Records = make([][]byte, 0, len(ids))
+	}
+	for _, id := range ids {
+		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
+		if l.versions != nil {
+			b.Records = append(b.Records, l.record(id))
+		}
+	}
+	return b
+}
+
+// records returns the record of every id of l. Callers hold mu.
+func (l *memList) records() map[int64]string {
+	m := make(map[int64]string, len(l.ids))
+	for _, id := range l.ids {
+		m[id] = string(l.record(id))
+	}
+	return m
 }
 
 func newMemList(ids []int64) *memList {
@@ -101,10 +145,7 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 		if l.keysetAs != "" {
 			ids = misreadAbove(l.ids, w.After, l.keysetInclusive, l.keysetAs)
 		}
-		b := Batch{IDs: make([]string, 0, size)}
-		for _, id := range ids[:min(size, len(ids))] {
-			b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
-		}
+		b := l.batch(ids[:min(size, len(ids))])
 		l.fetched += len(b.IDs)
 		l.stepped += len(b.IDs)
 		return b, nil
@@ -120,10 +161,7 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	l.offsetCalls++
 	l.offsetFetched += to - from
 	l.offsetStepped += to
-	b := Batch{IDs: make([]string, 0, to-from)}
-	for _, id := range l.ids[from:to] {
-		b.IDs = append(b.IDs, strconv.FormatInt(id, 10))
-	}
+	b := l.batch(l.ids[from:to])
 	l.fetched += len(b.IDs)
 	l.stepped += to
 	return b, nil
@@ -157,12 +195,17 @@ func (l *memList) insert(id int64) {
 	i, found := slices.BinarySearch(l.ids, id)
 	if !found {
 		l.ids = slices.Insert(l.ids, i, id)
+		if l.versions != nil {
+			l.version++
+			l.versions[id] = l.version
+		}
 	}
 }
 
 func (l *memList) remove(id int64) {
 	if i, found := slices.BinarySearch(l.ids, id); found {
 		l.ids = slices.Delete(l.ids, i, i+1)
+		delete(l.versions, id)
 	}
 }
 

@@ -150,7 +150,7 @@ func TestOffsetClampIsLearned(t *testing.T) {
 	l.offsets = true
 	e := newOffsetEngine(1000, 10000)
 	var learned []int
-	e.OnLearn = func(limit int, fixed bool) {
+	e.OnLearn = func(_ string, limit int, fixed bool) {
 		assert.False(t, fixed)
 		learned = append(learned, limit)
 	}

@@ -63,7 +63,7 @@ func (a *answer) short() bool { return a.v == ended || a.v == endedSomewhere }
 // Page's stack, with the search it holds.
 func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error {
 	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1, maxCalls: e.MaxCalls,
-		pg: &Page{Source: -1}, p: e.newPlanner(&ls.sizes), offset: req.Offset}
+		pg: &Page{Source: -1}, p: e.newPlanner(&ls.sizes, req.List), offset: req.Offset}
 	if r.maxCalls < 1 {
 		r.maxCalls = DefaultMaxCalls
 	}

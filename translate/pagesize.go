@@ -79,11 +79,12 @@ func (p *pageSizes) ignore(n int) bool {
 }
 
 // PageSizeLimit returns the backend page limit the engine last learned
-// for any of its lists, for the admin endpoint: MaxPageSize until an
-// answer proved a smaller limit, or a fixed page size the backend sends
-// whatever is asked; learned says which. Limits are learned and used per
-// list identity (see listState); this is the most recent of them. Safe
-// for concurrent use.
+// for any of its lists: MaxPageSize until an answer proved a smaller
+// limit, or a fixed page size the backend sends whatever is asked;
+// learned says which. Limits are learned and used per list identity (see
+// listState), and this is only the most recent of them, one caller's: it
+// is not the endpoint's limit, and is never shown as one (OnLearn tells
+// each list's). Safe for concurrent use.
 func (e *Engine) PageSizeLimit() (limit int, learned bool) {
 	e.reportMu.Lock()
 	defer e.reportMu.Unlock()
@@ -183,14 +184,14 @@ func (v sizeView) judge(w Window, n int, anchored bool) verdict {
 // the answer is taken as the window of its own size; elsewhere it came
 // from an offset the engine cannot know and is asked again at the learned
 // size.
-func (e *Engine) longAnswer(sz *pageSizes, w Window, n int, anchored bool) (Window, bool, error) {
+func (e *Engine) longAnswer(sz *pageSizes, list string, w Window, n int, anchored bool) (Window, bool, error) {
 	if n > e.MaxPageSize {
 		return w, false, &BackendError{Window: w, Setting: "backend_max_per_page", Reason: fmt.Sprintf(
 			"%d records for a page of %d, more than backend_max_per_page (%d): the backend ignores _perPage; set backend_max_per_page %d or more",
 			n, w.Size, e.MaxPageSize, n)}
 	}
 	if sz.ignore(n) {
-		e.learned(n, true)
+		e.learned(list, n, true)
 	}
 	if anchored {
 		return Window{Start: w.Start, Size: n}, true, nil
@@ -198,14 +199,14 @@ func (e *Engine) longAnswer(sz *pageSizes, w Window, n int, anchored bool) (Wind
 	return w, false, nil
 }
 
-// learned reports a new limit to the admin endpoint and the engine's
+// learned reports a new limit of list to PageSizeLimit and the engine's
 // observer.
-func (e *Engine) learned(limit int, fixed bool) {
+func (e *Engine) learned(list string, limit int, fixed bool) {
 	e.reportMu.Lock()
 	e.reported = limit
 	e.reportMu.Unlock()
 	if e.OnLearn != nil {
-		e.OnLearn(limit, fixed)
+		e.OnLearn(list, limit, fixed)
 	}
 }
 
@@ -220,10 +221,10 @@ type suspect struct {
 // against a suspected clamp, and learns the clamp when the answer proves
 // it. It reports whether the suspicion is resolved: proved, or ruled out
 // by an answer that shows the list's end.
-func (e *Engine) resolve(sz *pageSizes, s *suspect, start, n int, v verdict) bool {
+func (e *Engine) resolve(sz *pageSizes, list string, s *suspect, start, n int, v verdict) bool {
 	if start+n > s.end {
 		if sz.clamp(s.n) {
-			e.learned(s.n, false)
+			e.learned(list, s.n, false)
 		}
 		return true
 	}
@@ -233,11 +234,12 @@ func (e *Engine) resolve(sz *pageSizes, s *suspect, start, n int, v verdict) boo
 // planner plans one page's calls within the backend's page sizes and
 // judges their answers; it keeps the clamp reasoning out of Engine.Page.
 type planner struct {
-	e   *Engine
-	sz  *pageSizes // the list's; see listState
-	v   sizeView
-	cap int      // the largest window this page plans
-	sus *suspect // a short answer not yet explained
+	e    *Engine
+	sz   *pageSizes // the list's; see listState
+	list string     // the list identity, for OnLearn
+	v    sizeView
+	cap  int      // the largest window this page plans
+	sus  *suspect // a short answer not yet explained
 
 	// belowEnd is the offset just past a fresh answer whose records were
 	// all at or below the cursor, or -1, and belowID (fixed pages only)
@@ -266,9 +268,9 @@ func (p *planner) edgeHolds(w Window, b Batch) bool {
 	return n > 0 && w.Start+n == p.belowEnd && b.IDs[n-1] == p.belowID
 }
 
-func (e *Engine) newPlanner(sz *pageSizes) planner {
+func (e *Engine) newPlanner(sz *pageSizes, list string) planner {
 	v := sz.view(e.MaxPageSize)
-	return planner{e: e, sz: sz, v: v, cap: v.limit, belowEnd: -1}
+	return planner{e: e, sz: sz, list: list, v: v, cap: v.limit, belowEnd: -1}
 }
 
 // refresh takes in what other pages (or this one) learned.
@@ -341,7 +343,7 @@ func (p *planner) canOverlap(off int) bool {
 func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 	n := len(b.IDs)
 	if n > w.Size {
-		nw, usable, err := p.e.longAnswer(p.sz, w, n, p.anchored(w))
+		nw, usable, err := p.e.longAnswer(p.sz, p.list, w, n, p.anchored(w))
 		if err != nil {
 			return w, full, err
 		}
@@ -357,7 +359,7 @@ func (p *planner) judge(w Window, b Batch) (Window, verdict, error) {
 	v := p.v.judge(w, n, p.anchored(w))
 	p.sz.saw(n)
 	p.v.seen = max(p.v.seen, n)
-	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sz, p.sus, w.Start, n, v) {
+	if p.sus != nil && (v == full || v == ended) && p.e.resolve(p.sz, p.list, p.sus, w.Start, n, v) {
 		p.sus = nil
 		p.refresh()
 	}

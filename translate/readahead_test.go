@@ -25,7 +25,7 @@ func (c *fakeClock) engine(e *Engine) *Engine { e.clock = c.now; return e }
 // defaults set it.
 func readaheadEngine(offsets bool) *Engine {
 	return &Engine{Order: Numeric, MaxPageSize: 1000, Offsets: offsets,
-		Index: NewIndex(Numeric, 100_000), Windows: NewWindowStore(Numeric, 2*time.Second, 64<<20)}
+		Index: NewIndex(Numeric, 100_000), Lists: NewMemoryStore(Numeric, 2*time.Second, 64<<20)}
 }
 
 // walkBill is what a whole walk cost the backend.
@@ -114,7 +114,7 @@ func TestReadaheadTargets(t *testing.T) {
 			l2 := newMemList(evenIDs(n))
 			l2.offsets = tc.offsets
 			off := readaheadEngine(tc.offsets)
-			off.Windows = NewWindowStore(Numeric, 0, 64<<20)
+			off.Lists = NewMemoryStore(Numeric, 0, 64<<20)
 			_, c2 := costlyWalk(t, off, l2, tc.size)
 			assert.Equal(t, c2.pages, c2.calls, "readahead_ttl 0: one call a page")
 		})
@@ -271,16 +271,22 @@ func TestWindowsStayWithTheirCaller(t *testing.T) {
 	assert.Equal(t, want, parseIDs(pg.IDs))
 }
 
-// cutPage is WindowStore.cut's page, whole or head.
-func cutPage(s *WindowStore, list, after string, size int, now time.Time) *Page {
-	pg, _ := s.cut(list, after, size, now)
-	return pg
+// keepFor keeps w in s as the window of list read by a page that ended
+// at after, with more after it, at now: a chain entry for after, and w.
+func keepFor(s *MemoryStore, list, after string, w *StoredWindow, now time.Time) {
+	s.Walked(list, Walked{Last: after, More: true, At: now, Now: now, Window: w})
 }
 
-// TestWindowStoreBounds: memory and the number of windows per list are
-// bounded, least recently used first out; a window larger than the whole
-// bound is not kept; expired windows are purged.
-func TestWindowStoreBounds(t *testing.T) {
+// cutPage is MemoryStore.Cut's page, whole or head.
+func cutPage(s *MemoryStore, list, after string, size int, now time.Time) *Page {
+	return s.Cut(list, CutQuery{After: after, Size: size, Now: now}).Page
+}
+
+// TestMemoryStoreBounds: memory is bounded, counting lists, chain entries
+// and windows, least recently used list first out; a window larger than
+// the whole bound is not kept; a list holds any number of windows;
+// expired windows and chain entries are purged.
+func TestMemoryStoreBounds(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	window := func(first, n int) *StoredWindow {
 		ids := make([]string, n)
@@ -289,30 +295,62 @@ func TestWindowStoreBounds(t *testing.T) {
 		}
 		return &StoredWindow{ids: ids, floor: ids[0], start: first, ended: true, bytes: int64(n)}
 	}
-	s := NewWindowStore(Numeric, time.Second, 100)
+	probe := NewMemoryStore(Numeric, time.Second, 1<<20)
+	keepFor(probe, "a", "100", window(100, 40), now)
+	one := probe.Stats().Bytes // a list, a chain entry and a window
+
+	s := NewMemoryStore(Numeric, time.Second, 2*one+one/2)
 	var drops []bool
 	s.OnDrop = func(expired bool) { drops = append(drops, expired) }
-	s.keep("a", window(100, 40), now)
-	s.keep("b", window(100, 40), now)
+	keepFor(s, "a", "100", window(100, 40), now)
+	keepFor(s, "b", "100", window(100, 40), now)
 	require.NotNil(t, cutPage(s, "a", "100", 5, now), "a is used: b is least recently used")
-	s.keep("c", window(100, 40), now)
-	assert.Equal(t, int64(80), s.Stats().Bytes)
+	keepFor(s, "c", "100", window(100, 40), now)
+	assert.LessOrEqual(t, s.Stats().Bytes, 2*one+one/2)
 	assert.Nil(t, cutPage(s, "b", "100", 5, now), "b went first")
 	assert.NotNil(t, cutPage(s, "a", "100", 5, now))
+	assert.NotNil(t, cutPage(s, "c", "100", 5, now))
 	assert.Equal(t, []bool{false}, drops)
 
-	s.keep("d", window(100, 101), now)
+	keepFor(s, "d", "100", window(100, int(3*one)), now)
 	assert.Nil(t, cutPage(s, "d", "100", 5, now), "larger than the bound: not kept")
 
-	for i := range maxWindowsPerList + 1 {
-		s.keep("e", window(1000*(i+1), 10), now)
+	big := NewMemoryStore(Numeric, time.Second, 1<<20)
+	for i := range 10 {
+		keepFor(big, "e", strconv.Itoa(1000*(i+1)), window(1000*(i+1), 10), now)
 	}
-	assert.Nil(t, cutPage(s, "e", "1000", 5, now), "the oldest of e's windows went")
-	assert.NotNil(t, cutPage(s, "e", "2000", 5, now))
+	for i := range 10 {
+		assert.NotNil(t, cutPage(big, "e", strconv.Itoa(1000*(i+1)), 5, now), "window %d of e", i)
+	}
+	assert.Equal(t, 10, big.Stats().Windows)
+	assert.Equal(t, 10, big.Stats().Chains)
 
-	s.Purge(now.Add(time.Second))
-	assert.Zero(t, s.Stats().Windows)
-	assert.Zero(t, s.Stats().Bytes)
+	big.Purge(now.Add(time.Second))
+	st := big.Stats()
+	assert.Zero(t, st.Windows)
+	assert.Zero(t, st.Chains)
+	assert.Equal(t, listBytes+1, st.Bytes, "the list's learned state stays")
+}
+
+// TestMemoryStoreWalkRule: a window serves a cursor only when a page this
+// store served ended at it, within the TTL, and only when it was read no
+// earlier than the answer that page's last record came from.
+func TestMemoryStoreWalkRule(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	ids := []string{"10", "20", "30", "40", "50", "60"}
+	s := NewMemoryStore(Numeric, time.Second, 1<<20)
+	keepFor(s, "l", "10", &StoredWindow{ids: ids, floor: "10", start: -1}, now)
+	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
+	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
+	s.Walked("l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
+	c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
+	assert.True(t, c.Continues, "the cursor continues a walk")
+	assert.Nil(t, c.Page, "the window was read before the walk's last page")
+	s.Walked("l", Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
+	assert.Nil(t, cutPage(s, "l", "30", 2, now.Add(2*time.Millisecond)), "the latest time of the pages that ended at 30 holds")
+	c = s.Cut("l", CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
+	assert.False(t, c.Continues, "the chain entry lives for the TTL")
+	assert.Nil(t, c.Page)
 }
 
 // TestWindowCut: what a window holds, and what it does not.
@@ -340,13 +378,14 @@ func TestWindowCut(t *testing.T) {
 		{"past the list's end", false, true, "60", 2, []string{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewWindowStore(Numeric, time.Second, 1<<20)
+			s := NewMemoryStore(Numeric, time.Second, 1<<20)
 			w := &StoredWindow{ids: ids, fromStart: tc.fromStart, ended: tc.ended, start: -1, bytes: 6}
 			if !tc.fromStart {
 				w.floor = "10"
 			}
-			s.keep("l", w, now)
-			pg, head := s.cut("l", tc.after, tc.size, now)
+			keepFor(s, "l", tc.after, w, now)
+			c := s.Cut("l", CutQuery{After: tc.after, Size: tc.size, Now: now})
+			pg, head := c.Page, c.Head
 			if tc.want == nil {
 				assert.Nil(t, pg)
 				return
@@ -359,7 +398,7 @@ func TestWindowCut(t *testing.T) {
 			assert.Equal(t, !wantHead, pg.Stored != nil, "a page cut whole names its window")
 			assert.Equal(t, wantHead, pg.head != nil)
 			assert.Equal(t, int64(map[bool]int{false: 1, true: 0}[wantHead]), s.Stats().Served, "a head is not a page served")
-			pg, _ = s.cut("l", tc.after, tc.size, now.Add(time.Second))
+			pg = cutPage(s, "l", tc.after, tc.size, now.Add(time.Second))
 			assert.Nil(t, pg, "not past the TTL")
 		})
 	}

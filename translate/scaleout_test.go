@@ -165,7 +165,7 @@ func newBalancer(order Order, instances int, sticky bool) *balancer {
 // gateway's defaults do.
 func (b *balancer) withReadahead() *balancer {
 	for _, e := range b.engines {
-		e.Windows = NewWindowStore(e.Order, 2*time.Second, 64<<20)
+		e.Lists = NewMemoryStore(e.Order, 2*time.Second, 64<<20)
 	}
 	return b
 }

@@ -34,7 +34,7 @@ type kind struct {
 // cursor lists carry the fields of LiveAgent's list items as its public
 // API client docs show them (lists.go).
 var kinds = []kind{
-	{"calls", []string{"date_created", "call_duration"}, (*gen).call, callFields},
+	{"calls", []string{"dateCreated", "callDuration"}, (*gen).call, callFields},
 	{"grid/reports/time", []string{"reportdate", "reportedtime"}, (*gen).timeRow, timeRowFields},
 	{"phone_numbers", []string{"date_created", "number"}, (*gen).phoneNumber, phoneNumberFields},
 	{"tickets/history", []string{"date_from", "conversation_id"}, (*gen).historyEntry, historyFields},
@@ -251,7 +251,7 @@ func encodeTicket(t *Ticket) []byte {
 		str("agentid", t.AgentID).str("departmentid", t.DepartmentID).str("date_created", t.DateCreated).
 		str("date_changed", t.DateChanged).str("date_resolved", t.DateResolved).str("last_activity", t.LastActivity).
 		str("last_activity_public", t.LastActivityPublic).str("public_access_url", t.PublicAccessURL).
-		stringMap("custom_fields", t.CustomFields).json()
+		customFields("custom_fields", t.CustomFields).json()
 }
 
 // The statuses of a ticket that is done with: it has a date_resolved.

@@ -44,8 +44,8 @@ func TestRecordFields(t *testing.T) {
 	want := map[string][]string{
 		// LiveAgent's CallListItem, TimeReportRow, PhoneNumber (with a
 		// date_created of the backend's own) and TicketHistory.
-		"calls": {"id", "ticket_id", "type", "from_number", "from_name", "to_number", "to_name", "via_number",
-			"date_created", "date_answered", "date_finished", "call_duration"},
+		"calls": {"id", "ticketId", "type", "fromNumber", "fromName", "toNumber", "toName", "viaNumber",
+			"dateCreated", "dateAnswered", "dateFinished", "callDuration"},
 		"grid/reports/time": {"id", "agentid", "agent", "conversationid", "contactid", "customer", "reportdate",
 			"reportedtime", "spenttime", "dateinvoiced", "note"},
 		"phone_numbers": {"id", "type", "number", "name", "departmentid", "status", "record_in_call", "record_out_call",
@@ -128,29 +128,29 @@ func TestOtherRecordsArePlausible(t *testing.T) {
 	types := map[string]int{}
 	for _, c := range get(t, b, "/calls?_perPage=500").recs {
 		types[c["type"].(string)]++
-		assert.Regexp(t, dateTimeRE, c["date_created"])
-		assert.Less(t, c["date_created"], epoch)
-		assert.Regexp(t, `^\d+$`, c["ticket_id"])
-		assert.NotEmpty(t, c["from_name"])
-		assert.NotEmpty(t, c["to_name"])
+		assert.Regexp(t, dateTimeRE, c["dateCreated"])
+		assert.Less(t, c["dateCreated"], epoch)
+		assert.Regexp(t, `^\d+$`, c["ticketId"])
+		assert.NotEmpty(t, c["fromName"])
+		assert.NotEmpty(t, c["toName"])
 		if c["type"] == "T" {
-			assert.Regexp(t, `^1\d\d$`, c["from_number"], "internal calls go between extensions")
-			assert.Regexp(t, `^1\d\d$`, c["to_number"])
-			assert.NotEqual(t, c["from_number"], c["to_number"])
-			assert.Nil(t, c["via_number"])
+			assert.Regexp(t, `^1\d\d$`, c["fromNumber"], "internal calls go between extensions")
+			assert.Regexp(t, `^1\d\d$`, c["toNumber"])
+			assert.NotEqual(t, c["fromNumber"], c["toNumber"])
+			assert.Nil(t, c["viaNumber"])
 		} else {
-			assert.Regexp(t, e164RE, c["from_number"])
-			assert.Regexp(t, e164RE, c["to_number"])
-			assert.Contains(t, ownLines, c["via_number"])
-			assert.Contains(t, []any{c["from_number"], c["to_number"]}, c["via_number"], "the own line is one end")
+			assert.Regexp(t, e164RE, c["fromNumber"])
+			assert.Regexp(t, e164RE, c["toNumber"])
+			assert.Contains(t, ownLines, c["viaNumber"])
+			assert.Contains(t, []any{c["fromNumber"], c["toNumber"]}, c["viaNumber"], "the own line is one end")
 		}
-		assert.Less(t, c["date_created"], c["date_finished"])
-		if c["date_answered"] != nil {
-			assert.Regexp(t, `^[1-9]\d*$`, c["call_duration"])
-			assert.Less(t, c["date_created"], c["date_answered"])
-			assert.Less(t, c["date_answered"], c["date_finished"])
+		assert.Less(t, c["dateCreated"], c["dateFinished"])
+		if c["dateAnswered"] != nil {
+			assert.Regexp(t, `^[1-9]\d*$`, c["callDuration"])
+			assert.Less(t, c["dateCreated"], c["dateAnswered"])
+			assert.Less(t, c["dateAnswered"], c["dateFinished"])
 		} else {
-			assert.Equal(t, "0", c["call_duration"])
+			assert.Equal(t, "0", c["callDuration"])
 		}
 	}
 	assert.Len(t, types, 3, "incoming, outgoing and internal calls: %v", types)
@@ -236,9 +236,9 @@ func TestDataSetIsDeterministic(t *testing.T) {
 	require.NoError(t, json.Unmarshal(a["calls"], &x))
 	require.NoError(t, json.Unmarshal(shifted["calls"], &y))
 	assert.Equal(t, x[0]["id"], y[0]["id"])
-	assert.Equal(t, x[0]["call_duration"], y[0]["call_duration"])
-	assert.True(t, strings.HasPrefix(y[0]["date_created"].(string), "202"), y[0]["date_created"])
-	assert.NotEqual(t, x[0]["date_created"], y[0]["date_created"])
+	assert.Equal(t, x[0]["callDuration"], y[0]["callDuration"])
+	assert.True(t, strings.HasPrefix(y[0]["dateCreated"].(string), "202"), y[0]["dateCreated"])
+	assert.NotEqual(t, x[0]["dateCreated"], y[0]["dateCreated"])
 }
 
 func TestDateTime(t *testing.T) {

@@ -83,15 +83,24 @@ func (o *object) stringList(k string, v []string) *object {
 	return o
 }
 
-// stringMap writes m as an object with its keys in byte order, as
-// json.Marshal does.
-func (o *object) stringMap(k string, m map[string]string) *object {
-	inner := newObject(32 * len(m))
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		inner.str(name, m[name])
-	}
-	o.key(k).b = append(o.b, inner.json()...)
+// customFields writes m as LiveAgent's Ticket model has custom fields: a
+// list of {"code": ..., "value": ...}, in code order.
+func (o *object) customFields(k string, m CustomFields) *object {
+	o.key(k).b = appendCustomFields(o.b, m)
 	return o
+}
+
+// appendCustomFields appends m as customFields writes it.
+func appendCustomFields(b []byte, m CustomFields) []byte {
+	b = append(b, '[')
+	for i, code := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		field := newObject(32).str("code", code).str("value", m[code])
+		b = append(b, field.json()...)
+	}
+	return append(b, ']')
 }
 
 // json returns the finished object.

@@ -125,19 +125,22 @@ func parseListFilters(raw string) ([]listCondition, error) {
 	return conds, nil
 }
 
-// lookupField finds the field a condition names: by its name, or by the
-// camelCase spelling of it that some clients send (dateCreated for
-// date_created).
+// lookupField finds the field a condition names, in either spelling: a
+// list's own (date_created, or dateCreated on /calls, whose LiveAgent keys
+// are camelCase) or the other one clients send (Keboola's extractor sends
+// dateCreated; Gpf-style filters date_created).
 func lookupField(k *kind, name string) (listField, bool) {
-	for _, spelling := range []string{name, snakeCase(name)} {
-		for _, f := range k.fields {
-			if f.name == spelling {
-				return f, true
-			}
+	for _, f := range k.fields {
+		if sameField(f.name, name) {
+			return f, true
 		}
 	}
 	return listField{}, false
 }
+
+// sameField reports whether two names spell one field: equal, or equal
+// once camelCase is written as snake_case.
+func sameField(a, b string) bool { return a == b || snakeCase(a) == snakeCase(b) }
 
 // snakeCase turns dateCreated into date_created.
 func snakeCase(s string) string {

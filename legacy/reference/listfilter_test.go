@@ -39,30 +39,30 @@ func TestListFilters(t *testing.T) {
 	}{
 		// Keboola's extractor, as it pages /calls.
 		{"calls", `[["dateCreated",">=","2025-01-01 00:00:00"],["dateCreated","<=","2025-03-31 23:59:59"]]`,
-			within("date_created", "2025-01-01 00:00:00", "2025-04-01 00:00:00"), true},
+			within("dateCreated", "2025-01-01 00:00:00", "2025-04-01 00:00:00"), true},
 		{"calls", `[["date_created",">","2025-01-01 00:00:00"],["date_created","<","2025-01-31 00:00:00"]]`,
 			func(r map[string]any) bool {
-				v := str(r, "date_created")
+				v := str(r, "dateCreated")
 				return v > "2025-01-01 00:00:00" && v < "2025-01-31 00:00:00"
 			}, true},
-		{"calls", `[["date_created","D<=","2024-06-30"]]`, within("date_created", "", "2024-07-01 00:00:00"), true},
-		{"calls", `[["date_created","D>","2025-06-30"]]`, func(r map[string]any) bool { return str(r, "date_created") > "2025-06-30 00:00:00" }, true},
-		{"calls", `[["date_created","DP","LM"]]`, within("date_created", "2025-11-01 00:00:00", "2025-12-01 00:00:00"), true},
-		{"calls", `[["date_answered","DP","TY"]]`, within("date_answered", "2025-01-01 00:00:00", "2026-01-01 00:00:00"), true},
+		{"calls", `[["date_created","D<=","2024-06-30"]]`, within("dateCreated", "", "2024-07-01 00:00:00"), true},
+		{"calls", `[["date_created","D>","2025-06-30"]]`, func(r map[string]any) bool { return str(r, "dateCreated") > "2025-06-30 00:00:00" }, true},
+		{"calls", `[["date_created","DP","LM"]]`, within("dateCreated", "2025-11-01 00:00:00", "2025-12-01 00:00:00"), true},
+		{"calls", `[["date_answered","DP","TY"]]`, within("dateAnswered", "2025-01-01 00:00:00", "2026-01-01 00:00:00"), true},
 		{"calls", `{"type":"I"}`, func(r map[string]any) bool { return r["type"] == "I" }, true},
 		{"calls", `[["type","=","T"]]`, func(r map[string]any) bool { return r["type"] == "T" }, true},
 		{"calls", `[["type","IN","I,O"]]`, func(r map[string]any) bool { return r["type"] != "T" }, true},
 		{"calls", `[["type","NI","I,O"]]`, func(r map[string]any) bool { return r["type"] == "T" }, true},
 		{"calls", `[["type","NE","O"]]`, func(r map[string]any) bool { return r["type"] != "O" }, true},
-		{"calls", `[["call_duration",">","600"]]`, func(r map[string]any) bool { return num(r, "call_duration") > 600 }, true},
+		{"calls", `[["call_duration",">","600"]]`, func(r map[string]any) bool { return num(r, "callDuration") > 600 }, true},
 		{"calls", `[["callDuration","<=","600"],["call_duration",">=","1"]]`, func(r map[string]any) bool {
-			d := num(r, "call_duration")
+			d := num(r, "callDuration")
 			return d >= 1 && d <= 600
 		}, true},
-		{"calls", `[["date_answered","IE",""]]`, func(r map[string]any) bool { return r["date_answered"] == nil }, true},
-		{"calls", `[["date_answered","INE",""]]`, func(r map[string]any) bool { return r["date_answered"] != nil }, true},
-		{"calls", `[["from_name","L","SMITH"]]`, func(r map[string]any) bool { return strings.Contains(str(r, "from_name"), "Smith") }, true},
-		{"calls", `[["from_name","NL","smith"]]`, func(r map[string]any) bool { return !strings.Contains(str(r, "from_name"), "Smith") }, true},
+		{"calls", `[["date_answered","IE",""]]`, func(r map[string]any) bool { return r["dateAnswered"] == nil }, true},
+		{"calls", `[["date_answered","INE",""]]`, func(r map[string]any) bool { return r["dateAnswered"] != nil }, true},
+		{"calls", `[["from_name","L","SMITH"]]`, func(r map[string]any) bool { return strings.Contains(str(r, "fromName"), "Smith") }, true},
+		{"calls", `[["from_name","NL","smith"]]`, func(r map[string]any) bool { return !strings.Contains(str(r, "fromName"), "Smith") }, true},
 		{"calls", `[]`, func(map[string]any) bool { return true }, false},
 		{"calls", `{}`, func(map[string]any) bool { return true }, false},
 
@@ -132,18 +132,18 @@ func TestListFiltersPageTheFilteredList(t *testing.T) {
 func TestListFiltersRefuseWhatTheyCannotApply(t *testing.T) {
 	b := New(Config{Seed: 3, Records: 50})
 	for _, tc := range []struct{ list, raw, want string }{
-		{"calls", `[["duration",">","1"]]`, `filter 1 ("duration"): calls has no such field; it filters on id, ticket_id, type, from_number`},
+		{"calls", `[["duration",">","1"]]`, `filter 1 ("duration"): calls has no such field; it filters on id, ticketId, type, fromNumber`},
 		{"calls", `{"agentid":"101"}`, `filter 1 ("agentid"): calls has no such field`},
 		{"calls", `[["type",">","I"]]`, `filter 1 ("type"): operator ">" does not apply to type, a text field; use E, NE, IN, NI, L, NL, IE, INE, =`},
-		{"calls", `[["date_created","L","2024"]]`, `operator "L" does not apply to date_created, a date-time field; use D>, D<, D>=, D<=, DP, IE, INE, =, >, <, >=, <=`},
-		{"calls", `[["call_duration","L","1"]]`, `operator "L" does not apply to call_duration, a number field`},
+		{"calls", `[["date_created","L","2024"]]`, `operator "L" does not apply to dateCreated, a date-time field; use D>, D<, D>=, D<=, DP, IE, INE, =, >, <, >=, <=`},
+		{"calls", `[["call_duration","L","1"]]`, `operator "L" does not apply to callDuration, a number field`},
 		{"calls", `[["type","e","I"]]`, `operator "e" does not apply`},
 		{"calls", `[["dateCreated",">=","2024-02-30 00:00:00"]]`, `filter 1 ("dateCreated"): "2024-02-30 00:00:00" is not a real date-time; >= takes a date-time "YYYY-MM-DD hh:mm:ss"`},
 		{"calls", `[["dateCreated",">=","2024-01-01T00:00:00Z"]]`, `is not a real date-time`},
 		{"calls", `[["dateCreated",">=",""]]`, `"" is not a real date-time`},
-		{"calls", `[["date_created","=","yesterday"]]`, `"yesterday" is not a real date-time, and date_created is a date-time field`},
+		{"calls", `[["date_created","=","yesterday"]]`, `"yesterday" is not a real date-time, and dateCreated is a date-time field`},
 		{"calls", `[["call_duration",">","ten"]]`, `"ten" is not a number; > compares numbers`},
-		{"calls", `{"call_duration":"long"}`, `"long" is not a number, and call_duration is a number field`},
+		{"calls", `{"call_duration":"long"}`, `"long" is not a number, and callDuration is a number field`},
 		{"calls", `[["date_created","DP","last_7_days"]]`, `DP period "last_7_days": the backend knows LiveAgent's period codes T, Y, L7D`},
 		{"calls", `[["date_answered","IE","x"]]`, `IE takes the empty value "", not "x"`},
 		{"calls", `[["type","IN","I,,O"]]`, `item 2 of the IN list "I,,O" is empty`},

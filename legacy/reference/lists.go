@@ -12,7 +12,9 @@ import (
 // the docs make a field's meaning plain; a field the docs leave opaque is
 // left out, and the few fields of the backend's own are named below. Ids
 // stay numbers, as the gateway's tests have always had them, though
-// LiveAgent's clients type some as strings.
+// LiveAgent's clients type some as strings (and take a number there).
+// liveagent_models_test.go holds every record of every list to what those
+// models allow: keys, types, enum values and ranges.
 
 // callTypes are CallListItem's type letters: incoming, outgoing, internal.
 var callTypes = []string{"I", "O", "T"}
@@ -20,17 +22,19 @@ var callTypes = []string{"I", "O", "T"}
 // ownLineNames name the help desk's own numbers, by ownLines' index.
 var ownLineNames = []string{"Support line", "Sales", "Toll free", "Berlin office"}
 
-// callFields are the fields of a call, as CallListItem has them.
+// callFields are the fields of a call, as CallListItem has them: its JSON
+// keys are camelCase (ticketId, dateCreated), unlike the other lists'.
+// Filters and sorts take the snake_case spelling too (see lookupField).
 var callFields = []listField{
-	{"id", fieldNumber}, {"ticket_id", fieldNumber}, {"type", fieldText},
-	{"from_number", fieldText}, {"from_name", fieldText}, {"to_number", fieldText}, {"to_name", fieldText},
-	{"via_number", fieldText}, {"date_created", fieldDateTime}, {"date_answered", fieldDateTime},
-	{"date_finished", fieldDateTime}, {"call_duration", fieldNumber},
+	{"id", fieldNumber}, {"ticketId", fieldNumber}, {"type", fieldText},
+	{"fromNumber", fieldText}, {"fromName", fieldText}, {"toNumber", fieldText}, {"toName", fieldText},
+	{"viaNumber", fieldText}, {"dateCreated", fieldDateTime}, {"dateAnswered", fieldDateTime},
+	{"dateFinished", fieldDateTime}, {"callDuration", fieldNumber},
 }
 
 // call makes a call: a customer calling in (I), an agent calling out (O),
 // or two agents (T). Seven in ten are answered; the others have no
-// date_answered and a call_duration of 0.
+// dateAnswered and a callDuration of 0.
 func (g *gen) call(id int64) *record {
 	at := g.date()
 	typ, agent := g.pick(callTypes), g.r.IntN(len(agents))
@@ -58,10 +62,10 @@ func (g *gen) call(id int64) *record {
 	if answered {
 		finished = ringEnd.Add(time.Duration(duration) * time.Second)
 	}
-	o := newObject(384).int("id", id).intText("ticket_id", 1+x.Int64N(g.maxID)).str("type", typ).
-		str("from_number", from).str("from_name", fromName).str("to_number", to).str("to_name", toName).
-		optional("via_number", via).dateTime("date_created", at, true).dateTime("date_answered", ringEnd, answered).
-		dateTime("date_finished", finished, true).intText("call_duration", duration)
+	o := newObject(384).int("id", id).intText("ticketId", 1+x.Int64N(g.maxID)).str("type", typ).
+		str("fromNumber", from).str("fromName", fromName).str("toNumber", to).str("toName", toName).
+		optional("viaNumber", via).dateTime("dateCreated", at, true).dateTime("dateAnswered", ringEnd, answered).
+		dateTime("dateFinished", finished, true).intText("callDuration", duration)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), duration}}
 }
 
@@ -111,7 +115,8 @@ var phoneNumberFields = []listField{
 }
 
 // phoneNumber makes one of the help desk's numbers; four in five are
-// active (status A), the others inactive (I).
+// active (status A), the others inactive (I). Its dial_out_prefix is 1 to
+// 9: LiveAgent's PhoneNumber takes 1 to 999, and refuses 0.
 func (g *gen) phoneNumber(id int64) *record {
 	at := g.date()
 	number := g.phone()
@@ -127,7 +132,7 @@ func (g *gen) phoneNumber(id int64) *record {
 	x := g.details(ownPhoneNumbers, id)
 	o := newObject(256).int("id", id).str("type", typ).str("number", number).str("name", name).
 		str("departmentid", department).str("status", status).bool("record_in_call", x.IntN(2) == 0).
-		bool("record_out_call", x.IntN(2) == 0).int("dial_out_prefix", int64(x.IntN(10))).
+		bool("record_out_call", x.IntN(2) == 0).int("dial_out_prefix", 1+int64(x.IntN(9))).
 		dateTime("date_created", at, true)
 	return &record{id: id, json: o.json(), keys: sortKeys{at.Unix(), digits}}
 }

@@ -121,7 +121,7 @@ func (b *Backend) parseListQuery(q url.Values, l *list) (listQuery, error) {
 		lq.desc = false
 		if field == "id" {
 			lq.sortKey = -1
-		} else if lq.sortKey = slices.Index(l.kind.sortable, field); lq.sortKey < 0 {
+		} else if lq.sortKey = slices.IndexFunc(l.kind.sortable, func(f string) bool { return sameField(f, field) }); lq.sortKey < 0 {
 			return lq, fmt.Errorf("_sortField %q: %s cannot be sorted by it; use one of id, %s",
 				field, l.kind.name, strings.Join(l.kind.sortable, ", "))
 		}

@@ -1,0 +1,131 @@
+package translate
+
+import (
+	"sync"
+	"time"
+)
+
+// What the gateway keeps about a caller's list.
+//
+// A list identity (Request.List) is one caller's view of one list: the
+// endpoint, the caller's own parameters and a hash of its headers. All
+// the engine keeps of it, beyond the position index's hints, is one
+// object in a ListStore, under the identity in full (never a hash: its
+// windows are content) and under the store's one bound in bytes:
+//
+//   - what the list's backend taught (listState): the page sizes its
+//     answers proved, and whether it keeps the keyset condition. It stays
+//     in the instance that learned it.
+//   - its walk chains: for each page served with more after it, an entry
+//     under the page's last id that holds the time of the answer that
+//     record came from, and the walk's read-ahead size and pace. They are
+//     what lets a cursor continue a walk, and what the walk rule
+//     (readahead.go) checks a window against. An entry lives for the TTL
+//     from the page that made it.
+//   - its read-ahead windows: backend answers that hold more of the list
+//     than the page that read them, each with the time its call began.
+//     They serve for the TTL from that time.
+//
+// The position index (index.go) is still kept apart, one per endpoint
+// under index_size, keyed by a hash of the identity: its samples are hints
+// that every answer verifies, not content, so a collision costs calls,
+// never a wrong page. Moving its samples into this object (and this
+// interface, as plain samples in and out) is the step left of issue 29's
+// point 4.
+//
+// ListStore is the seam for a store shared by several instances (a
+// Redis-backed one, issue 33): each method but learned is one atomic
+// operation on one list identity, with plain data in and out (ids, record
+// bytes, times, sizes), so that such a store does each in one round trip.
+// The engine's steps call nothing else. MemoryStore is the instance's own.
+type ListStore interface {
+	// learned returns what the list's backend taught, made when new. It
+	// is the one piece of state an instance keeps in its own memory
+	// whatever the store (clamps and keyset trust are learned from this
+	// instance's answers), hence unexported.
+	learned(list string) *listState
+	// Cut answers a page's first question: does its cursor continue a
+	// walk (a live chain entry), and if so and the request allows, does
+	// a window the walk rule admits hold the page, or its first records.
+	Cut(list string, q CutQuery) CutResult
+	// Walked records a page served: its chain entry, when more follows
+	// it, and the answer kept as a window, if any.
+	Walked(list string, w Walked)
+	// TTL is how long a window or a chain entry lives; 0 turns read-ahead
+	// off.
+	TTL() time.Duration
+	// Purge drops every window and chain entry past its TTL.
+	Purge(now time.Time)
+}
+
+// CutQuery is a page's first question to the store.
+type CutQuery struct {
+	After string    // the cursor id; "" for a first page or an offset
+	Size  int       // the page's records
+	Fresh bool      // the caller asked for the backend's own answer
+	Now   time.Time // when the page began
+}
+
+// CutResult is the store's answer to a CutQuery.
+type CutResult struct {
+	// Continues says the cursor is the last record of a page the store
+	// served a live chain entry for; Walk and Made are then that entry's
+	// walk and the time its page was served.
+	Continues bool
+	Walk      Walk
+	Made      time.Time
+	// Page is the page cut from a window (Page.Stored names it), or, when
+	// Head, only the first of its records (Page.head names the window);
+	// nil when no admitted window holds a record after the cursor.
+	Page *Page
+	Head bool
+}
+
+// Walked is a page served, as the store records it.
+type Walked struct {
+	// Last is the page's last id and More whether records followed it:
+	// only such a page makes a chain entry.
+	Last string
+	More bool
+	// At is the time of the answer the page's last record came from: a
+	// window's when the page was cut whole from one, else the page's
+	// start, which is no later than any of its calls (see the walk rule).
+	At time.Time
+	// Now is when the page began: the chain entry lives for the TTL from
+	// it.
+	Now time.Time
+	// Walk is the walk's read-ahead state after this page.
+	Walk Walk
+	// From is the window the page was cut from, whole or as a head, or
+	// nil; Window an answer of this page to keep as a window, or nil. Its
+	// bytes are set (see Engine.keep).
+	From, Window *StoredWindow
+}
+
+// Walk is the read-ahead state of one walk, carried from each chain
+// entry to the next.
+type Walk struct {
+	Size int     // the records the walk's last window read, page included
+	Rate float64 // records per second the walker reads, smoothed
+	// Backoff says a window of the walk was dropped mostly unread (evicted
+	// or expired): its next window is no larger than Size, which the drop
+	// halved, as an operating system's readahead backs off when its pages
+	// are dropped before they are read.
+	Backoff bool
+}
+
+// listState is what the engine learns of one list identity's backend:
+// the page sizes its answers proved (pageSizes) and whether it kept the
+// keyset condition (keyset, read and written under mu).
+//
+// It is per list identity, not per endpoint, because a list identity is
+// one caller's view: a caller whose own parameter makes the backend answer
+// short must teach that limit to its own walks only, never to another
+// caller's (SECURITY.md, "Limits and their defaults": the learned page
+// limit).
+type listState struct {
+	sizes pageSizes
+
+	mu    sync.Mutex
+	keyed keyset
+}
