@@ -3,6 +3,7 @@ package translate
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strings"
 )
@@ -44,14 +45,19 @@ type keyset struct {
 }
 
 // keysetMark is a record a page served by keyset ended at: the record
-// after it, which the next page's answer must hold first unless it was
-// deleted since (an offset read tells), or ""; and its offset, counted
+// after it, which the next page's answer must hold first unless records
+// changed there since (an offset read tells), and its offset, counted
 // from an offset read through the keyset answers since, or -1. The offset
 // is a hint: it starts the search of the offset read that checks the
 // page ending the walk, and tells, with the end the index knows, whether
 // the walk counted as many records as the list holds.
+//
+// Ids are kept as keyed hashes (markHash), not text: a mark is then a
+// fixed size, counted whole in the list's object (ListStore's bound),
+// whatever the ids' length. Two ids that share a hash cost a check at
+// most; the key is random per process, so a client cannot aim for that.
 type keysetMark struct {
-	id, next string
+	id, next uint64 // markHash of the ids; next 0 when not known
 	off      int
 }
 
@@ -59,19 +65,27 @@ type keysetMark struct {
 // once.
 const keysetMarks = 4
 
+// markSeed keys markHash.
+var markSeed = maphash.MakeSeed()
+
+// markHash is id's hash for a keysetMark, never 0.
+func markHash(id string) uint64 {
+	return max(maphash.String(markSeed, id), 1)
+}
+
 // mark returns the mark of id, if any. Callers hold the list's mutex.
 func (k *keyset) mark(id string) (keysetMark, bool) {
+	h := markHash(id)
 	for _, m := range k.marks {
-		if m.id == id && id != "" {
+		if m.id == h {
 			return m, true
 		}
 	}
 	return keysetMark{}, false
 }
 
-// remember keeps m, with copies of its ids. Callers hold the list's mutex.
+// remember keeps m. Callers hold the list's mutex.
 func (k *keyset) remember(m keysetMark) {
-	m.id, m.next = strings.Clone(m.id), strings.Clone(m.next)
 	k.marks[k.markAt] = m
 	k.markAt = (k.markAt + 1) % keysetMarks
 }

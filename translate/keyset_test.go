@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -319,4 +320,26 @@ func TestKeysetLongAnswer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeysetStateCountedWhole: what a list identity keeps of its keyset
+// answers holds no pointer (no id text, however long the ids), so the
+// list's object, which the ListStore's bound counts by its size, is all
+// of it.
+func TestKeysetStateCountedWhole(t *testing.T) {
+	var walk func(t reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		switch typ.Kind() {
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				walk(typ.Field(i).Type, path+"."+typ.Field(i).Name)
+			}
+		case reflect.Array:
+			walk(typ.Elem(), path+"[]")
+		case reflect.Bool, reflect.Int, reflect.Uint64:
+		default:
+			t.Errorf("%s is a %s: memory the list's object does not count", path, typ.Kind())
+		}
+	}
+	walk(reflect.TypeOf(keyset{}), "keyset")
 }

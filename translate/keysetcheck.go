@@ -51,9 +51,10 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 	switch {
 	case !checked, long:
 		doubt = true
-	case m.next != "" && (len(keyed) == 0 || e.Order.Compare(keyed[0], m.next) > 0):
-		// The record after the anchor when a page ended there is not in
-		// the answer: deleted since, or skipped by a misread.
+	case m.next != 0 && (len(keyed) == 0 || markHash(keyed[0]) != m.next):
+		// The record after the anchor when a page ended there is not the
+		// answer's first: records changed there since, or a misread
+		// skipped it.
 		doubt = true
 	case ended:
 		// Confirmed by the index only where it knows the list's end
@@ -122,14 +123,14 @@ func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWi
 	defer ls.mu.Unlock()
 	if len(pg.IDs) > req.Size {
 		last := pg.IDs[req.Size-1]
-		ls.keyed.remember(keysetMark{id: last, next: pg.IDs[req.Size], off: offOf(last)})
+		ls.keyed.remember(keysetMark{id: markHash(last), next: markHash(pg.IDs[req.Size]), off: offOf(last)})
 	}
 	if run != nil && len(run.ids) > 0 {
 		off := offOf(run.floor)
 		if off >= 0 {
 			off += len(run.ids)
 		}
-		ls.keyed.remember(keysetMark{id: run.ids[len(run.ids)-1], off: off})
+		ls.keyed.remember(keysetMark{id: markHash(run.ids[len(run.ids)-1]), off: off})
 	}
 }
 
