@@ -12,7 +12,8 @@ import (
 
 // keysetMisread returns the engine's OnKeysetMisread for ep: an answer
 // showed that the backend ignored or misread backend_keyset for one list
-// (records at or below the cursor), which is read by offset from then on.
+// (records at or below the cursor, or an answer an offset read of the
+// same cursor contradicted twice), which is read by offset from then on.
 // Each such list counts in backend_keyset_misreads_total; the first of
 // the endpoint warns with the Caddyfile line, the others log at info.
 func (g *Gateway) keysetMisread(ep *endpoint) func(reason string) {
