@@ -160,6 +160,9 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			ask++
 		}
 		ask = max(min(ask, v.limit), 2)
+		if v.fixed {
+			ask = v.limit // the backend sends its own page size: ask for it, as offset calls do
+		}
 		w := Window{Start: -1, Size: ask, After: after}
 		b, err := f.Fetch(ctx, w)
 		pg.Calls++

@@ -318,6 +318,17 @@ func TestKeysetLongAnswer(t *testing.T) {
 				assert.True(t, learned)
 				assert.Equal(t, tc.fixed, limit, "the backend's own page size, learned")
 			}
+			if tc.err == "" && tc.misuse == "" {
+				// once learned, keyset calls ask for that size: answers
+				// are no longer long, and pages are not checked for it
+				off0 := l.offsetCalls
+				ids, c := costlyWalk(t, e, l, 10)
+				assert.Equal(t, all, ids)
+				t.Logf("%d pages, %d calls, %d offset", c.pages, c.calls, l.offsetCalls-off0)
+				// the first page, the first keyset page's check and the
+				// end's, on fixed pages (160 when each page was checked)
+				assert.LessOrEqual(t, l.offsetCalls-off0, 8, "offset reads a walk")
+			}
 		})
 	}
 }
