@@ -132,6 +132,7 @@ var flagNames = strings.NewReplacer(
 	"backend_offset_param", "--backend-offset-param",
 	"backend_keyset", "--backend-keyset",
 	"backend_sort", "--backend-sort",
+	"id_order", "--id-order",
 )
 
 func openAPICommand() *cobra.Command {
@@ -318,7 +319,7 @@ was found.`,
 				}
 				dialect.BackendFirstPage = &n
 			}
-			dialect.BackendSort = cfg.BackendSort
+			dialect.BackendSort, dialect.IDOrder = cfg.BackendSort, cfg.Order.String()
 			if err := dialect.checkDialect(); err != nil {
 				return errors.New(flagNames.Replace(err.Error()))
 			}

@@ -85,6 +85,9 @@ func (g *Gateway) checkDialect() error {
 		if err != nil {
 			return &optionError{"backend_keyset", err.Error(), ""}
 		}
+		if err := checkKeysetQuoting(g.BackendKeyset, t, g.IDOrder == "lexical"); err != nil {
+			return &optionError{"backend_keyset", err.Error(), "id_order"}
+		}
 		for _, name := range t.Params {
 			written = append(written, param{"backend_keyset", name})
 		}

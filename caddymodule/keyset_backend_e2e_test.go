@@ -28,8 +28,14 @@ type keysetBackend struct {
 	// start, as a backend that does not know the parameter; "below"
 	// answers from three records at or below the cursor, as a backend
 	// that misreads the condition (>= on a wrong column, a string
-	// compare of numbers).
+	// compare of numbers); "text" compares ids as text while the list is
+	// sorted by number (after 9 come 90, 91, ...; after 999, nothing);
+	// "field" applies the condition to another field, each record's
+	// "number", which counts the records from 0.
 	mode string
+	// keyedSize, when set, is the page size of every keyset answer,
+	// whatever _perPage asks: a backend that ignores it there.
+	keyedSize int
 
 	mu      sync.Mutex
 	ids     []string // ascending under order
@@ -107,6 +113,7 @@ func (b *keysetBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	size, _ := strconv.Atoi(q.Get("_perPage"))
 	page, size = max(page, 1), max(size, 1)
 	from := 0
+	var textual func(id string) bool // the condition on ids as text, in "text" mode
 	if v, ok := q[b.tmpl.Param]; ok {
 		s, found := strings.CutPrefix(v[0], b.tmpl.Prefix)
 		s, found2 := strings.CutSuffix(s, b.tmpl.Suffix)
@@ -123,9 +130,23 @@ func (b *keysetBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			from = 0
 		case "below":
 			from = max(b.search(s, true)-3, 0)
+		case "field":
+			n, _ := strconv.Atoi(s)
+			from = min(n+1, len(b.ids))
+			if b.inclusive {
+				from = min(n, len(b.ids))
+			}
+		case "text":
+			textual = func(id string) bool { return id > s || b.inclusive && id == s }
 		}
 	}
 	recs := b.ids[min(from, len(b.ids)):]
+	if textual != nil {
+		recs = slices.DeleteFunc(slices.Clone(b.ids), func(id string) bool { return !textual(id) })
+	}
+	if b.keyedSize > 0 && q.Has(b.tmpl.Param) {
+		size = b.keyedSize
+	}
 	start := min((page-1)*size, len(recs))
 	recs = recs[start:min(start+size, len(recs))]
 	var sb strings.Builder

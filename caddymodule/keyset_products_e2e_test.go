@@ -261,9 +261,10 @@ func (p keysetProduct) pageIDs(t testing.TB) func(answer) []string {
 
 // TestKeysetProducts runs the gateway in front of each product, read-ahead
 // off so that every page is a call: walks are exact and cost one call a
-// page, the first included; every cursor page is asked by the product's
-// condition with no page number or offset; a cold cursor anywhere costs
-// one call; composed pages keep the envelope's counts and drop its window
+// page, the first included, besides the offset reads that check the
+// list's first keyset page and its last; every cursor page is asked by
+// the product's condition with no page number or offset; a cold cursor
+// anywhere costs one keyset call, and the check's offset read; composed pages keep the envelope's counts and drop its window
 // members; a client sending the condition's parameter gets 400.
 func TestKeysetProducts(t *testing.T) {
 	for _, p := range keysetProducts {
@@ -280,13 +281,18 @@ func TestKeysetProducts(t *testing.T) {
 				require.Equal(t, all, walkDialect(t, c.URL, size, pageIDs), "%d per page", size)
 				calls, seen := b.count()
 				pages := (len(all) + size - 1) / size
-				assert.Equal(t, pages, calls, "%d per page: a call a page", size)
-				for i, q := range seen[1:] {
-					require.Contains(t, q, p.param, "%d per page: call %d is asked by keyset: %s", size, i+1, q.Encode())
+				checks := 0 // offset reads that check keyset pages (issue 31)
+				for _, q := range seen[1:] {
+					if !q.Has(p.param) {
+						checks++
+						continue
+					}
 					for _, name := range p.paging {
 						assert.NotContains(t, q, name, "a keyset call has no page number or offset: %s", q.Encode())
 					}
 				}
+				assert.Equal(t, pages, calls-checks, "%d per page: a call a page", size)
+				assert.LessOrEqual(t, checks, 2, "%d per page: the checks of the list's first keyset page and of its last", size)
 			}
 
 			for range 10 { // cold cursors: a list identity the gateway has not seen
@@ -295,8 +301,14 @@ func TestKeysetProducts(t *testing.T) {
 				a := get(t, fmt.Sprintf("%s/calls?_perPage=5&cold=%d&_cursor=%s", c.URL, at, url.QueryEscape(cursorFor(all[at]))))
 				require.Equal(t, http.StatusOK, a.status, string(a.body))
 				assert.Equal(t, all[at+1:min(at+6, len(all))], pageIDs(a), "after %s", all[at])
-				calls, _ := b.count()
-				assert.Equal(t, 1, calls, "a cold cursor costs one call")
+				calls, seen := b.count()
+				require.NotEmpty(t, seen)
+				assert.True(t, seen[0].Has(p.param), "a cold cursor is asked by keyset first: %s", seen[0].Encode())
+				// and in a list identity never seen, the check's offset read:
+				// a search for the cursor (lexical ids on a page-numbered
+				// backend cost the most: up to 11 calls, docs/performance.md)
+				t.Logf("a cold cursor at %d: %d calls", at, calls)
+				assert.LessOrEqual(t, calls, 1+12, "a cold cursor costs one keyset call, and the check's search")
 			}
 
 			a := get(t, fmt.Sprintf("%s/calls?_perPage=5&_cursor=%s", c.URL, url.QueryEscape(cursorFor(all[100]))))

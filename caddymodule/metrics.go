@@ -66,7 +66,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 		}, []string{"endpoint"})
 		metrics.keysetMisreads = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "backend_keyset_misreads_total",
-			Help: "Lists whose backend answer broke the backend_keyset condition (records at or below the cursor); each is read by offset from then on.",
+			Help: "Lists whose backend misread the backend_keyset condition (an answer at or below the cursor, or one an offset read of the same cursor contradicted twice); each is read by offset from then on.",
 		}, []string{"endpoint"})
 		metrics.readaheadPages = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "readahead_pages_total",

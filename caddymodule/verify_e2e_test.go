@@ -213,3 +213,26 @@ func TestVerifyBackendFindsLostRecords(t *testing.T) {
 		assert.Contains(t, stderr, fmt.Sprintf("verify found %d problems", n-10))
 	})
 }
+
+// TestVerifyBackendKeysetWalk runs `caddy helpdesk verify --backend
+// --backend-keyset` against a backend that compares ids as text (after 9
+// come 20, 21, ... in its answer, not 11): the gateway in front of it
+// serves every page right, checking its keyset answers by offset, but
+// the template is wrong for this backend, and verify fails with a
+// non-zero exit, naming the first id where the backend's keyset walk
+// leaves its own.
+func TestVerifyBackendKeysetWalk(t *testing.T) {
+	all := denseIDs(800)
+	b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+	b.mode = "text"
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}"), srv.URL)
+	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "10",
+		"--backend", srv.URL, "--backend-keyset", "id_gt={id}")
+	require.Error(t, err, stdout)
+	assert.Contains(t, stdout, "cursor walk: 800 records in 80 pages\n", "the gateway's own walk is right")
+	assert.Contains(t, stdout, `keyset: backend_keyset: the backend's keyset walk and its own walk differ first after id "9": the keyset walk has id "20" where its own walk has "11"`)
+	assert.Contains(t, stdout, `backend_keyset "id_gt={id}": not kept by the backend`)
+	assert.Contains(t, stderr, "verify found")
+}

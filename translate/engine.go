@@ -240,7 +240,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		err   error
 	)
 	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err = e.keysetPage(ctx, f, ls, req, ahead, head)
+		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, head)
 	}
 	if pg == nil && err == nil {
 		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, head)

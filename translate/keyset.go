@@ -3,6 +3,8 @@ package translate
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
+	"sort"
 	"strings"
 )
 
@@ -14,17 +16,78 @@ import (
 // asks; a page that needs a second call asks for the records above the
 // last one taken, anchored the same way.
 //
-// The condition is the backend's, so answers are checked: in id order,
-// and every record above the cursor, but for the cursor's own record
-// first (an inclusive condition, id_gte, which Engine.KeysetInclusive
-// expects or answers teach). An answer that breaks that shows the
-// backend ignored or misread the condition: the page is read by offset
-// instead, and so is every later page of that list identity.
+// The condition is the backend's, so answers are checked, not trusted.
+// Every answer must be in id order and above the cursor, but for the
+// cursor's own record first (an inclusive condition, id_gte, which
+// Engine.KeysetInclusive expects or answers teach): an answer that breaks
+// that shows the backend ignored the condition, or read it on records at
+// or below the cursor. Many misreads pass that, though: a backend that
+// compares ids as text sends 90, 91, ... after 9 and nothing after 999; a
+// condition on another field skips records above the cursor. Only an
+// offset read of the same records can tell, so a keyset page is compared
+// with one (keysetCheck) when it is the first of its list identity, when
+// it would end the list (an empty or short answer ends a walk only once
+// confirmed), when the backend sent more than asked, and when it leaves
+// out a record the position index knows above the cursor. A page that
+// disagrees is a misread: the offset page is served, and the list
+// identity is read by offset from then on.
 
 // keyset is what a list identity learned of its backend's keyset answers.
 type keyset struct {
 	inclusive bool // answers hold the cursor's own record first
 	misread   bool // an answer broke the condition: read by offset
+	checked   bool // an answer agreed with an offset read at its cursor
+
+	// marks are the records the last pages served by keyset ended at
+	// (and the last of the windows read with them).
+	marks  [keysetMarks]keysetMark
+	markAt int
+}
+
+// keysetMark is a record a page served by keyset ended at: the record
+// after it, which the next page's answer must hold first unless records
+// changed there since (an offset read tells), and its offset, counted
+// from an offset read through the keyset answers since, or -1. The offset
+// is a hint: it starts the search of the offset read that checks the
+// page ending the walk, and tells, with the end the index knows, whether
+// the walk counted as many records as the list holds.
+//
+// Ids are kept as keyed hashes (markHash), not text: a mark is then a
+// fixed size, counted whole in the list's object (ListStore's bound),
+// whatever the ids' length. Two ids that share a hash cost a check at
+// most; the key is random per process, so a client cannot aim for that.
+type keysetMark struct {
+	id, next uint64 // markHash of the ids; next 0 when not known
+	off      int
+}
+
+// keysetMarks is how many marks a list identity keeps: a few walks' at
+// once.
+const keysetMarks = 4
+
+// markSeed keys markHash.
+var markSeed = maphash.MakeSeed()
+
+// markHash is id's hash for a keysetMark, never 0.
+func markHash(id string) uint64 {
+	return max(maphash.String(markSeed, id), 1)
+}
+
+// mark returns the mark of id, if any. Callers hold the list's mutex.
+func (k *keyset) mark(id string) (keysetMark, bool) {
+	h := markHash(id)
+	for _, m := range k.marks {
+		if m.id == h {
+			return m, true
+		}
+	}
+	return keysetMark{}, false
+}
+
+// remember keeps m. Callers hold the list's mutex.
+func (k *keyset) remember(m keysetMark) {
+	k.marks[k.markAt] = m
+	k.markAt = (k.markAt + 1) % keysetMarks
 }
 
 // keysetFor reports whether a cursor page of the list is asked by keyset.
@@ -47,8 +110,10 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // page and no error when an answer showed the backend does not keep the
 // condition, or an anchor cannot be written: the caller reads the page by
 // offset, after the calls made (which it counts on from: they are the
-// fetcher's first).
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, _ error) {
+// fetcher's first). The page is not cut: it holds the lookahead record
+// when more follow. long says an answer held more records than asked, and
+// ended that the answers showed the list's end.
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
@@ -59,9 +124,17 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	want := req.Size + 1
 	pg := &Page{Source: -1, Keyset: true}
 	after := req.After
+	var overlap string // a record the next answer must hold first: the head's last
 	if head != nil {
-		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, len(head.IDs) // capped: the next take copies
-		after = head.IDs[len(head.IDs)-1]
+		n := len(head.IDs)
+		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, n // capped: the next take copies
+		// Anchored one record before the head's last, which the answer
+		// must then hold first: a backend whose condition skips records
+		// above an anchor shows it on a record the window holds.
+		overlap = head.IDs[n-1]
+		if n > 1 {
+			after = head.IDs[n-2]
+		}
 	}
 	var (
 		run     *StoredWindow // the last answer that holds records past the page, as a window to keep
@@ -69,33 +142,45 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	)
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, false, false, err
 		}
 		if pg.Calls == maxCalls {
-			return nil, nil, 0, &CallLimitError{Calls: pg.Calls}
+			return nil, nil, 0, false, false, &CallLimitError{Calls: pg.Calls}
 		}
 		if after != req.After && e.Keyset(after) != nil {
 			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset
-			return nil, nil, pg.Calls, nil
+			return nil, nil, pg.Calls, false, false, nil
 		}
 		v := ls.sizes.view(e.MaxPageSize)
 		ask := want - len(pg.IDs) + ahead
 		if inclusive {
 			ask++
 		}
+		if overlap != "" {
+			ask++
+		}
 		ask = max(min(ask, v.limit), 2)
+		if v.fixed {
+			ask = v.limit // the backend sends its own page size: ask for it, as offset calls do
+		}
 		w := Window{Start: -1, Size: ask, After: after}
 		b, err := f.Fetch(ctx, w)
 		pg.Calls++
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, false, false, err
 		}
 		n := len(b.IDs)
 		if n > ask {
-			w.Size = n // the backend sends its own page size: more records after the cursor
+			// The backend ignores the page size asked: learned as an
+			// offset answer's is, refused past backend_max_per_page, and
+			// the page is checked against an offset read (keysetCheck).
+			if _, _, err := e.longAnswer(&ls.sizes, req.List, w, n, true); err != nil {
+				return nil, nil, 0, false, false, err
+			}
+			w.Size, long = n, true
 		}
 		if err := e.check(b, w); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, false, false, err
 		}
 		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
 			e.learned(req.List, suspect, false) // a short answer that was not the list's end
@@ -118,14 +203,32 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		if len(ids) > 0 && e.Order.Compare(ids[0], after) <= 0 {
 			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, the backend answered with id %.40q first", after, ids[0]))
 			e.releaseAll(f, pg.Calls)
-			return nil, nil, pg.Calls, nil
+			return nil, nil, pg.Calls, false, false, nil
+		}
+		if overlap != "" {
+			k, found := sort.Find(len(ids), func(i int) int { return e.Order.Compare(overlap, ids[i]) })
+			if !found {
+				// The window's record is not above its anchor: gone since
+				// the window was read, or skipped by a misread. This page
+				// is read by offset, and the list's next keyset page is
+				// checked against an offset read.
+				ls.mu.Lock()
+				ls.keyed.checked = false
+				ls.mu.Unlock()
+				e.releaseAll(f, pg.Calls)
+				return nil, nil, pg.Calls, false, false, nil
+			}
+			ids, after, overlap = ids[k+1:], overlap, ""
+			if recs != nil {
+				recs = recs[k+1:]
+			}
 		}
 		pg.Fetched += n
 		// An answer short of what was asked ends the list unless a clamp
 		// cut it; an answer no longer than the backend was seen to serve,
 		// or short of any clamp, cannot have been cut.
 		short := n < w.Size
-		ended := short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
+		ended = short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
 		if short && !ended {
 			suspect = n
 		}
@@ -164,14 +267,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	if pg.Source < 0 {
 		pg.Source = pg.Calls - 1 // no record: the page is the answer that showed the end
 	}
-	if len(pg.IDs) > req.Size {
-		pg.More = true
-		pg.IDs = pg.IDs[:req.Size]
-		if pg.Records != nil {
-			pg.Records = pg.Records[:req.Size]
-		}
-	}
-	return pg, run, pg.Calls, nil
+	return pg, run, pg.Calls, long, ended, nil
 }
 
 // releaseAll frees the answers of the first calls of a page given up.

@@ -3,6 +3,8 @@ package translate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -29,10 +31,15 @@ func keysetEngine(readahead bool) *Engine {
 }
 
 // TestKeysetTargets holds a sequential keyset walk to issue 23's
-// targets: one call a page besides the first, at most (p+1)/p records
-// fetched per record served, at most p+1 records stepped through a page,
-// and a cold cursor anywhere costs one call, on strict (id_gt) and
-// inclusive (id_gte) backends alike when the template says which.
+// targets: one keyset call a cursor page, at most (p+1)/p records
+// fetched per record served by them, at most p+1 records stepped through
+// a page, on strict (id_gt) and inclusive (id_gte) backends alike when
+// the template says which. Issue 31's checks add offset reads, counted
+// apart: one for the list identity's first keyset page (where the index
+// knows the cursor, one call) and one for the answer that ends the walk
+// (a search: the index knows nothing near the end), which steps through
+// the list once. A cold cursor costs one keyset call once its list
+// identity was checked, and the check's offset read before.
 func TestKeysetTargets(t *testing.T) {
 	const n = 5000
 	for _, tc := range []struct {
@@ -59,27 +66,45 @@ func TestKeysetTargets(t *testing.T) {
 				e.KeysetInclusive = tc.expected
 				return e
 			}
-			ids, c := costlyWalk(t, newEngine(), l, tc.size)
+			e := newEngine()
+			ids, c := costlyWalk(t, e, l, tc.size)
 			require.Equal(t, evenIDs(n), ids)
 			extra := 0
 			if tc.inclusive && !tc.expected {
 				extra = 1 // the first keyset answer shows the condition inclusive; one more call tells whether more follow
 			}
-			assert.LessOrEqual(t, c.calls, c.pages+extra, "one call a page")
-			assert.LessOrEqual(t, c.fetchedPerServed(), tc.fetched)
-			assert.LessOrEqual(t, c.stepped-(tc.size+1), (c.pages-1)*(tc.size+2), "records stepped through a page")
+			offCalls, offStepped := l.offsetCalls, l.offsetStepped
+			keyCalls, keyStepped := c.calls-offCalls, c.stepped-offStepped
+			t.Logf("%d pages: %d keyset calls, %d offset calls stepping through %d records; %.4f fetched per served",
+				c.pages, keyCalls, offCalls, offStepped, c.fetchedPerServed())
+			assert.LessOrEqual(t, keyCalls, c.pages-1+extra, "one keyset call a cursor page")
+			assert.LessOrEqual(t, offCalls, 1+1+2, "the first page, the first keyset page's check, the end's check")
+			assert.LessOrEqual(t, offStepped, n+4*tc.size, "the checks step through the list about once")
+			assert.LessOrEqual(t, keyStepped, (c.pages-1)*(tc.size+2), "records stepped through a keyset page")
+			assert.LessOrEqual(t, float64(c.fetched-l.offsetFetched)/float64(c.served), tc.fetched, "records fetched by keyset per record served")
+			assert.LessOrEqual(t, l.offsetFetched, 4*2*tc.size, "the checks fetch about two pages each")
 
 			for _, at := range []int{0, 1234, 4000, n - 3} {
-				e := newEngine() // cold: no index, nothing learned
-				calls0, _ := l.counts()
 				cursor := strconv.Itoa((at + 1) * 10)
-				pg, err := e.Page(context.Background(), l, Request{List: "cold", After: cursor, Size: tc.size})
-				require.NoError(t, err)
 				want, more := after(evenIDs(n), int64((at+1)*10), tc.size)
-				assert.Equal(t, want, parseIDs(pg.IDs))
-				assert.Equal(t, more, pg.More)
-				calls, _ := l.counts()
-				assert.LessOrEqual(t, calls-calls0, 1+extra, "a cold cursor at %d", at)
+				for _, warm := range []bool{false, true} {
+					list, eng := "cold", newEngine() // cold: no index, nothing learned
+					if warm {
+						list, eng = "caller", e // the walk's list identity, checked
+					}
+					calls0, _ := l.counts()
+					pg, err := eng.Page(context.Background(), l, Request{List: list, After: cursor, Size: tc.size})
+					require.NoError(t, err)
+					assert.Equal(t, want, parseIDs(pg.IDs))
+					assert.Equal(t, more, pg.More)
+					calls, _ := l.counts()
+					switch {
+					case !warm:
+						assert.LessOrEqual(t, calls-calls0, 1+extra+3, "a cold cursor at %d: a keyset call and the check's search", at)
+					case more:
+						assert.LessOrEqual(t, calls-calls0, 1, "a cold cursor at %d of a checked list", at)
+					}
+				}
 			}
 		})
 	}
@@ -91,7 +116,8 @@ func TestKeysetWithReadahead(t *testing.T) {
 	l := newMemList(evenIDs(3000))
 	c := churningWalk(t, 8, keysetEngine(true), l, 10)
 	assert.Less(t, c.callsPerPage(), 0.1)
-	assert.Less(t, c.stepped, 2*c.served, "each record read about once")
+	assert.Less(t, c.stepped-l.offsetStepped, 2*c.served, "each record read about once by keyset")
+	assert.LessOrEqual(t, l.offsetStepped, 3*len(l.snapshot()), "and the checks' offset reads (the first page's, the end's) step through the list about once")
 }
 
 // TestKeysetMisread: a backend that ignores the condition never has its
@@ -112,10 +138,79 @@ func TestKeysetMisread(t *testing.T) {
 	// A cursor below every id: an answer from the list's start is right.
 	l2 := newMemList(evenIDs(50))
 	l2.keysetIgnored = true
-	pg, err := keysetEngine(false).Page(context.Background(), l2, Request{List: "x", After: "5", Size: 3})
+	e2 := keysetEngine(false)
+	heard = nil
+	e2.OnKeysetMisread = func(reason string) { heard = append(heard, reason) }
+	pg, err := e2.Page(context.Background(), l2, Request{List: "x", After: "5", Size: 3})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{10, 20, 30}, parseIDs(pg.IDs))
-	assert.True(t, pg.Keyset)
+	assert.Empty(t, heard, "the offset read that checks the list's first keyset page agrees")
+}
+
+// denseIDs returns n dense ascending ids from 2 (2, 3, 5, 8, 9, 10, 13,
+// ...: about two in three whole numbers), reaching past 1000 from n 700.
+func denseIDs(n int) []int64 {
+	ids := make([]int64, 0, n)
+	for id := int64(2); len(ids) < n; id++ {
+		if id%3 != 1 && id != 4 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TestKeysetMisreadsCaught: a backend that compares ids as text (after 9
+// come 90, 91, ...; after 999, nothing), or applies the condition to
+// another field (a ticket number, or the id rounded down, which skips
+// records above some cursors only), passes the check that an answer
+// starts above the cursor. Its keyset pages are compared with an offset read before any is
+// served: every page, of a whole walk and at hand-built cursors of a
+// list never seen, is exact, the misread is heard once per list identity,
+// and the list is read by offset from then on.
+func TestKeysetMisreadsCaught(t *testing.T) {
+	all := denseIDs(900)
+	require.Greater(t, all[len(all)-1], int64(1000))
+	for _, mode := range []string{"text", "field", "block"} {
+		for _, size := range []int{9, 10, 100} {
+			for _, readahead := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%d/readahead=%v", mode, size, readahead), func(t *testing.T) {
+					l := newMemList(all)
+					l.keysetAs = mode
+					e := keysetEngine(readahead)
+					var heard []string
+					e.OnKeysetMisread = func(reason string) { heard = append(heard, reason) }
+					for _, cursor := range []int64{9, 99, 999, 13, 1000} {
+						list := fmt.Sprintf("cold %d", cursor)
+						pg, err := e.Page(context.Background(), l, Request{List: list, After: strconv.FormatInt(cursor, 10), Size: size})
+						require.NoError(t, err)
+						want, more := after(all, cursor, size)
+						assert.Equal(t, want, parseIDs(pg.IDs), "after %d", cursor)
+						assert.Equal(t, more, pg.More, "after %d", cursor)
+					}
+					ids, _ := costlyWalk(t, e, l, size)
+					assert.Equal(t, all, ids, "a whole walk")
+					assert.NotEmpty(t, heard, "the misread is heard")
+					// the walk's list identity, a misread learned, is read by offset
+					calls0, _ := l.counts()
+					off0 := l.offsetCalls
+					for _, cursor := range []int64{9, 99, 999} {
+						pg, err := e.Page(context.Background(), l, Request{List: "caller", After: strconv.FormatInt(cursor, 10), Size: size})
+						require.NoError(t, err)
+						want, _ := after(all, cursor, size)
+						assert.Equal(t, want, parseIDs(pg.IDs), "after %d, again", cursor)
+					}
+					calls, _ := l.counts()
+					if mode != "block" {
+						// block misreads only some cursors: the walk's checks
+						// may all have agreed, and each page that shows it
+						// (a head's last record skipped, or the record after
+						// a page's last) is read by offset on its own.
+						assert.Equal(t, calls-calls0, l.offsetCalls-off0, "no keyset call once the misread is learned")
+					}
+				})
+			}
+		}
+	}
 }
 
 // TestKeysetRefusedIDsReadByOffset: a cursor id the template cannot
@@ -178,4 +273,84 @@ func TestKeysetAnchorsAreChecked(t *testing.T) {
 	for _, w := range l.asked {
 		assert.NotEqual(t, "510", w.After, "an unsafe anchor is never asked by keyset")
 	}
+}
+
+// TestKeysetLongAnswer: a keyset answer longer than asked is handled as
+// an offset answer is. Past backend_max_per_page it is refused, naming
+// both settings; within it the backend's page size is learned and the
+// page is checked against an offset read before it is served, so that a
+// long answer that also misreads the condition is never sliced as if
+// right.
+func TestKeysetLongAnswer(t *testing.T) {
+	all := denseIDs(900)
+	for _, tc := range []struct {
+		name   string
+		fixed  int
+		misuse string
+		err    string
+	}{
+		{"past backend_max_per_page", 300, "", "backend_max_per_page"},
+		{"within it", 50, "", ""},
+		{"within it, as text", 50, "text", ""},
+		{"within it, another field", 50, "field", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newMemList(all)
+			l.fixed, l.keysetAs = tc.fixed, tc.misuse
+			e := keysetEngine(false)
+			e.MaxPageSize = 200
+			for _, cursor := range []int64{9, 99, 999, 13} {
+				pg, err := e.Page(context.Background(), l, Request{List: fmt.Sprint("x", cursor), After: strconv.FormatInt(cursor, 10), Size: 10})
+				if tc.err != "" {
+					var be *BackendError
+					require.ErrorAs(t, err, &be)
+					assert.Equal(t, tc.err, be.Setting)
+					assert.Contains(t, be.Error(), "backend_keyset window after id")
+					continue
+				}
+				require.NoError(t, err)
+				want, more := after(all, cursor, 10)
+				assert.Equal(t, want, parseIDs(pg.IDs), "after %d", cursor)
+				assert.Equal(t, more, pg.More)
+			}
+			if tc.err == "" {
+				limit, learned := e.PageSizeLimit()
+				assert.True(t, learned)
+				assert.Equal(t, tc.fixed, limit, "the backend's own page size, learned")
+			}
+			if tc.err == "" && tc.misuse == "" {
+				// once learned, keyset calls ask for that size: answers
+				// are no longer long, and pages are not checked for it
+				off0 := l.offsetCalls
+				ids, c := costlyWalk(t, e, l, 10)
+				assert.Equal(t, all, ids)
+				t.Logf("%d pages, %d calls, %d offset", c.pages, c.calls, l.offsetCalls-off0)
+				// the first page, the first keyset page's check and the
+				// end's, on fixed pages (160 when each page was checked)
+				assert.LessOrEqual(t, l.offsetCalls-off0, 8, "offset reads a walk")
+			}
+		})
+	}
+}
+
+// TestKeysetStateCountedWhole: what a list identity keeps of its keyset
+// answers holds no pointer (no id text, however long the ids), so the
+// list's object, which the ListStore's bound counts by its size, is all
+// of it.
+func TestKeysetStateCountedWhole(t *testing.T) {
+	var walk func(t reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		switch typ.Kind() {
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				walk(typ.Field(i).Type, path+"."+typ.Field(i).Name)
+			}
+		case reflect.Array:
+			walk(typ.Elem(), path+"[]")
+		case reflect.Bool, reflect.Int, reflect.Uint64:
+		default:
+			t.Errorf("%s is a %s: memory the list's object does not count", path, typ.Kind())
+		}
+	}
+	walk(reflect.TypeOf(keyset{}), "keyset")
 }

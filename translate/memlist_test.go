@@ -1,11 +1,13 @@
 package translate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -37,6 +39,15 @@ type memList struct {
 	// (id >= X, as json-server's id_gte); keysetIgnored makes the list
 	// ignore the condition and answer from its start.
 	keysetInclusive, keysetIgnored bool
+	// keysetAs makes the list misread the condition: "text" compares ids
+	// as text (after 9 come 90, 91, ...), "field" applies it to another
+	// field, a ticket number that counts the records from 0; "block"
+	// applies it to the id rounded down to a multiple of 5, so that it
+	// skips records only above some cursors.
+	keysetAs string
+	// offsetCalls, offsetFetched and offsetStepped count the calls that
+	// are not keyset, the records they send and those they step through.
+	offsetCalls, offsetFetched, offsetStepped int
 	// versions, when set, makes the list send records, each the id and
 	// the version its insert gave it: a record deleted and inserted again
 	// under its old id is a new record, with other bytes.
@@ -130,8 +141,11 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 		if l.keysetIgnored {
 			i = 0
 		}
-		to := min(i+size, len(l.ids))
-		b := l.batch(l.ids[i:to])
+		ids := l.ids[i:]
+		if l.keysetAs != "" {
+			ids = misreadAbove(l.ids, w.After, l.keysetInclusive, l.keysetAs)
+		}
+		b := l.batch(ids[:min(size, len(ids))])
 		l.fetched += len(b.IDs)
 		l.stepped += len(b.IDs)
 		return b, nil
@@ -144,10 +158,36 @@ func (l *memList) Fetch(_ context.Context, w Window) (Batch, error) {
 	}
 	from = min(from, len(l.ids))
 	to := min(from+size, len(l.ids))
+	l.offsetCalls++
+	l.offsetFetched += to - from
+	l.offsetStepped += to
 	b := l.batch(l.ids[from:to])
 	l.fetched += len(b.IDs)
 	l.stepped += to
 	return b, nil
+}
+
+// misreadAbove returns the ids a backend that misreads "ids above after"
+// (or at it, inclusive) as mode says (see memList.keysetAs) answers
+// with, in id order.
+func misreadAbove(ids []int64, after string, inclusive bool, mode string) []int64 {
+	x, _ := strconv.ParseInt(after, 10, 64)
+	var out []int64
+	for number, id := range ids {
+		c := 0
+		switch mode {
+		case "text":
+			c = strings.Compare(strconv.FormatInt(id, 10), after)
+		case "field":
+			c = cmp.Compare(int64(number), x)
+		case "block":
+			c = cmp.Compare(id/5*5, x)
+		}
+		if c > 0 || c == 0 && inclusive {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // insert adds id if absent; remove deletes it if present. Callers hold mu.

@@ -15,8 +15,10 @@ import (
 // TestVerifyChecksBackendKeyset: told the gateway's backend_keyset,
 // verify --backend asks the backend for the records above a few ids of
 // its own walk and reports a backend that ignores the condition, answers
-// records at or below the id, or nothing; one that keeps it, strictly or
-// inclusively, passes, with the Caddyfile line.
+// records at or below the id, or nothing; then it walks the whole list by
+// keyset and reports, naming the first id, a backend whose keyset walk
+// differs from its own (records above the id missing); one that keeps
+// it, strictly or inclusively, passes, with the Caddyfile line.
 func TestVerifyChecksBackendKeyset(t *testing.T) {
 	// lower moves the backend's id_gt down by 30: records at or below
 	// the id asked; empty answers nothing to a keyset call.
@@ -26,6 +28,22 @@ func TestVerifyChecksBackendKeyset(t *testing.T) {
 			if v := q.Get("id_gt"); v != "" {
 				n, _ := strconv.Atoi(v)
 				q.Set("id_gt", strconv.Itoa(n-30))
+				r.URL.RawQuery = q.Encode()
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	// raise moves it up by 30 below id 500, as a condition on another
+	// field that runs behind the id for old records (migrated tickets'
+	// numbers) reads it: records above the id go missing, no answer has
+	// one at or below it, and the probes near the end agree.
+	raise := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			if v := q.Get("id_gt"); v != "" {
+				if n, _ := strconv.Atoi(v); n < 500 {
+					q.Set("id_gt", strconv.Itoa(n+30))
+				}
 				r.URL.RawQuery = q.Encode()
 			}
 			next.ServeHTTP(w, r)
@@ -63,6 +81,8 @@ func TestVerifyChecksBackendKeyset(t *testing.T) {
 			want: []string{"it ignores the condition"}, bad: true},
 		{name: "records at or below the id", backend: legacy.Dialect{Keyset: "id_gt={id}"}, wrap: lower, told: legacy.Dialect{Keyset: "id_gt={id}"},
 			want: []string{"at or below it: it misreads the condition"}, bad: true},
+		{name: "records above the id missing", backend: legacy.Dialect{Keyset: "id_gt={id}"}, wrap: raise, told: legacy.Dialect{Keyset: "id_gt={id}"},
+			want: []string{"keyset: backend_keyset: the backend's keyset walk and its own walk differ first after id", "the keyset walk has id"}, bad: true},
 		{name: "nothing", backend: legacy.Dialect{Keyset: "id_gt={id}"}, wrap: empty, told: legacy.Dialect{Keyset: "id_gt={id}"},
 			want: []string{"the backend answered nothing where its own walk has 5 records after it"}, bad: true},
 	} {
@@ -85,7 +105,7 @@ func TestVerifyChecksBackendKeyset(t *testing.T) {
 			}
 			if tc.bad {
 				assert.Positive(t, problems, out)
-				assert.Contains(t, out, "keyset: backend_keyset after id")
+				assert.Contains(t, out, "keyset: backend")
 				assert.NotContains(t, out, "\tbackend_keyset ")
 			} else {
 				assert.Zero(t, problems, out)

@@ -1,0 +1,257 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// The checks of keyset pages (see keyset.go): when a page read by keyset
+// is compared with an offset read of the same cursor, and how a misread
+// is told from records that changed between the two.
+
+// keysetChecked reads a cursor page by keyset (keysetPage) and checks it
+// before any of it is served: when the list identity has not had an
+// answer checked yet, when the answers end the list and the index does
+// not know that end, when the backend sent more than asked, or when the
+// page leaves out a record known above the cursor (an index sample, or
+// the record that followed a page ending at the cursor), the page is
+// read by offset too (offsetPage, after the keyset calls), and the offset
+// page is served. A disagreement between the two is a misread. It
+// returns a nil page and no error when the page is to be read by offset.
+//
+// The index learns nothing from keyset answers: a backend that misreads
+// the condition misreads it the same way in every answer, so records it
+// taught would only ever agree with it. What the index knows comes from
+// offset reads: the walk's first page, the checks, other walks.
+func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (*Page, *StoredWindow, int, error) {
+	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, ahead, head)
+	if pg == nil || err != nil {
+		return pg, run, calls, err
+	}
+	anchor := req.After
+	if head != nil {
+		anchor = head.IDs[len(head.IDs)-1]
+	}
+	keyed := pg.IDs[pg.Head:] // the records above anchor, as the backend sent them
+	h := e.Index.lookup(req.List, anchor)
+	at := -1 // the anchor's offset, when the index knows it
+	if h.hasLo && e.Order.Compare(h.lo.id, anchor) == 0 {
+		at = h.lo.off
+	}
+	ls.mu.Lock()
+	checked := ls.keyed.checked
+	m, marked := ls.keyed.mark(anchor)
+	ls.mu.Unlock()
+	counted := at < 0 && marked && m.off >= 0
+	if counted {
+		at = m.off
+	}
+	var doubt bool
+	switch {
+	case !checked, long:
+		doubt = true
+	case m.next != 0 && (len(keyed) == 0 || markHash(keyed[0]) != m.next):
+		// The record after the anchor when a page ended there is not the
+		// answer's first: records changed there since, or a misread
+		// skipped it.
+		doubt = true
+	case ended:
+		// Confirmed by the index only where it knows the list's end
+		// right after these records, from the anchor's place.
+		doubt = at < 0 || h.end != at+1+e.keysetRemaining(pg, run, anchor)
+	case h.hasHi && len(keyed) > 0:
+		// A record the index knows above the anchor, inside the span
+		// the records cover, must be one of them.
+		last := keyed[len(keyed)-1]
+		if e.Order.Compare(h.hi.id, last) <= 0 {
+			_, found := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(h.hi.id, keyed[i]) })
+			doubt = !found
+		}
+	}
+	if doubt {
+		if counted {
+			e.Index.learn(req.List, []sample{{at, anchor}}, at+1, -1) // where the offset read's search starts
+		}
+		if ended && run != nil {
+			// Read by offset as far as the answer said the list goes,
+			// and a record more: the index then knows its end, and the
+			// window read is the one the walk goes on from.
+			ahead = max(ahead, e.keysetRemaining(pg, run, anchor)+1)
+		}
+		return e.keysetCheck(ctx, f, ls, req, ahead, head, pg)
+	}
+	e.keysetMarks(ls, req, pg, run, anchor, at)
+	cut(pg, req.Size)
+	return pg, run, calls, nil
+}
+
+// keysetRemaining returns how many records the answers of a keyset page
+// held above anchor: the page's, and those past it in the window read
+// with it.
+func (e *Engine) keysetRemaining(pg *Page, run *StoredWindow, anchor string) int {
+	keyed := pg.IDs[pg.Head:]
+	if run == nil {
+		return len(keyed)
+	}
+	if e.Order.Compare(run.floor, anchor) == 0 {
+		return len(run.ids)
+	}
+	i, _ := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(run.floor, keyed[i]) })
+	return i + 1 + len(run.ids)
+}
+
+// keysetMarks remembers where a page served by keyset ended, and the
+// last record of the window read with it, for the checks of the pages
+// that go on from there: the records that follow, and their offsets
+// when the anchor's (at) is known. Called before the page is cut.
+func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWindow, anchor string, at int) {
+	keyed := pg.IDs[pg.Head:]
+	offOf := func(id string) int { // the offset of anchor or a record of keyed
+		if at < 0 {
+			return -1
+		}
+		if e.Order.Compare(id, anchor) == 0 {
+			return at
+		}
+		if i, found := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(id, keyed[i]) }); found {
+			return at + 1 + i
+		}
+		return -1
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if len(pg.IDs) > req.Size {
+		last := pg.IDs[req.Size-1]
+		ls.keyed.remember(keysetMark{id: markHash(last), next: markHash(pg.IDs[req.Size]), off: offOf(last)})
+	}
+	if run != nil && len(run.ids) > 0 {
+		off := offOf(run.floor)
+		if off >= 0 {
+			off += len(run.ids)
+		}
+		ls.keyed.remember(keysetMark{id: markHash(run.ids[len(run.ids)-1]), off: off})
+	}
+}
+
+// keysetCheck reads by offset the page that pg, read by keyset in the
+// page's first calls, claims to be, and serves the offset page. When the
+// two differ, records may have come or gone between the calls: the
+// backend is asked by keyset once more. A misread repeats itself: a
+// second answer that agrees with the first, not with the offset read, is
+// a misread, and the list identity is read by offset from then on. A
+// second answer that agrees with the offset read shows the backend reads
+// the condition right; one that agrees with neither shows only that the
+// list changed, and the next page is checked again.
+func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head, pg *Page) (*Page, *StoredWindow, int, error) {
+	calls := pg.Calls
+	cut(pg, req.Size)
+	opg, run, err := e.offsetPage(ctx, f, ls, req, ahead, calls, head)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	reason := disagreement(pg, opg)
+	checked := reason == ""
+	if !checked {
+		again, err := e.keysetAgain(ctx, f, ls, req, head, opg.Calls)
+		opg.Calls++
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		switch {
+		case disagreement(again, opg) == "":
+			checked = true
+		case disagreement(again, pg) == "":
+			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, %s", req.After, reason))
+		}
+		if r, ok := f.(Releaser); ok {
+			r.Release(opg.Calls - 1)
+		}
+	}
+	if checked {
+		ls.mu.Lock()
+		ls.keyed.checked = true
+		ls.mu.Unlock()
+	}
+	e.releaseAll(f, calls) // the keyset answers: the page is the offset read's
+	return opg, run, opg.Calls, nil
+}
+
+// keysetAgain asks the backend once more, in one call (number call of
+// the page), for the keyset page after req's cursor, or after head's last
+// record when the page starts from a window's head, and returns it cut
+// as a page. It is for comparing only: its ids may live in the answer's
+// memory, which the caller releases.
+func (e *Engine) keysetAgain(ctx context.Context, f Fetcher, ls *listState, req Request, head *Page, call int) (*Page, error) {
+	pg := &Page{}
+	after := req.After
+	if head != nil {
+		pg.IDs = append(pg.IDs, head.IDs...)
+		after = head.IDs[len(head.IDs)-1]
+	}
+	ls.mu.Lock()
+	inclusive := ls.keyed.inclusive || e.KeysetInclusive
+	ls.mu.Unlock()
+	ask := req.Size + 1 - len(pg.IDs)
+	if inclusive {
+		ask++
+	}
+	w := Window{Start: -1, Size: max(min(ask, ls.sizes.view(e.MaxPageSize).limit), 2), After: after}
+	maxCalls := e.MaxCalls
+	if maxCalls < 1 {
+		maxCalls = DefaultMaxCalls
+	}
+	if call >= maxCalls {
+		return nil, &CallLimitError{Calls: call}
+	}
+	b, err := f.Fetch(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	if len(b.IDs) > w.Size {
+		w.Size = len(b.IDs) // compared, not served: its length is checked by the page it is compared with
+	}
+	if err := e.check(b, w); err != nil {
+		return nil, err
+	}
+	ids := b.IDs
+	if len(ids) > 0 && e.Order.Compare(ids[0], after) == 0 {
+		ids = ids[1:]
+	}
+	pg.IDs = append(pg.IDs, ids...)
+	cut(pg, req.Size)
+	return pg, nil
+}
+
+// disagreement says where a keyset page k differs from the offset page o
+// of the same cursor, or "" when they hold the same records.
+func disagreement(k, o *Page) string {
+	for i := range max(len(k.IDs), len(o.IDs)) {
+		switch {
+		case i == len(k.IDs):
+			return fmt.Sprintf("the backend's keyset answer ended before id %.40q, which reading by offset found", o.IDs[i])
+		case i == len(o.IDs):
+			return fmt.Sprintf("the backend's keyset answer held id %.40q past where reading by offset found the list's end", k.IDs[i])
+		case k.IDs[i] != o.IDs[i]:
+			return fmt.Sprintf("the backend answered id %.40q where reading by offset found id %.40q", k.IDs[i], o.IDs[i])
+		}
+	}
+	if k.More != o.More {
+		if k.More {
+			return "the backend's keyset answer held records past where reading by offset found the list's end"
+		}
+		return "the backend's keyset answer ended the list where reading by offset found more records"
+	}
+	return ""
+}
+
+// cut cuts the lookahead record off a page read by keyset.
+func cut(pg *Page, size int) {
+	if len(pg.IDs) > size {
+		pg.More = true
+		pg.IDs = pg.IDs[:size]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:size]
+		}
+	}
+}
