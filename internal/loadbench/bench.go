@@ -56,7 +56,9 @@ type Config struct {
 	// SharedKey makes every client send the same API key: one caller
 	// walking a list from several places at once, as the workers of one
 	// sync job do, whose walks share the gateway's state for that caller.
-	// By default each client is a caller of its own.
+	// Client i of n starts its first walk i/n of the way into the list (by
+	// a cursor it builds), as a parallel export splits it. By default each
+	// client is a caller of its own and starts at the first page.
 	SharedKey bool
 	// Random makes each client ask for pages at random places instead of
 	// walking the list in order: the gateway by a cursor the client builds
@@ -291,7 +293,7 @@ type inProcess struct {
 	be         *reference.Backend
 	srv        *http.Server
 	backendURL string
-	ids        []string // the list's, for random clients
+	ids        []string // the list's, for the cursors clients build
 }
 
 func startInProcess(cfg Config) (*inProcess, error) {
@@ -303,7 +305,7 @@ func startInProcess(cfg Config) (*inProcess, error) {
 	srv := &http.Server{Handler: be, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	s := &inProcess{cfg: cfg, be: be, srv: srv, backendURL: "http://" + ln.Addr().String()}
-	if cfg.Random {
+	if cfg.Random || cfg.SharedKey {
 		for _, id := range be.IDs(cfg.List) {
 			s.ids = append(s.ids, strconv.FormatInt(id, 10))
 		}

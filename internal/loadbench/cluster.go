@@ -20,7 +20,7 @@ type cluster struct {
 	dir   string // temp dir: the binary, Caddyfiles, logs
 	procs map[Target]*caddyProc
 	admin *http.Client // for the admin endpoints
-	ids   []string     // the list's, for random clients
+	ids   []string     // the list's, for the cursors clients build
 }
 
 // startProcesses builds cmd/caddy and starts the three processes.
@@ -46,7 +46,7 @@ func startProcesses(ctx context.Context, cfg Config) (_ *cluster, err error) {
 		return nil, err
 	}
 	c.procs[Backend] = be
-	if cfg.Random {
+	if cfg.Random || cfg.SharedKey {
 		if c.ids, err = listIDs(ctx, c.admin, be.url+"/"+cfg.List, cfg.Records); err != nil {
 			return nil, err
 		}

@@ -28,7 +28,7 @@ type driver struct {
 
 	key    string   // the API key of every client; "" for one of each its own
 	random bool     // pages at random places, no continuations
-	ids    []string // the list's ids in order, for random cursors
+	ids    []string // the list's ids in order, for cursors the clients build
 }
 
 // load is what the clients of one run did.
@@ -53,7 +53,12 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 			if key == "" {
 				key = "client-" + strconv.Itoa(i)
 			}
-			l := dr.client1(ctx, deadline, key, uint64(i))
+			start := 0
+			if dr.key != "" {
+				// One caller's walkers split the list between them.
+				start = i * ((dr.records + dr.perPage - 1) / dr.perPage) / clients
+			}
+			l := dr.client1(ctx, deadline, key, start, uint64(i))
 			mu.Lock()
 			defer mu.Unlock()
 			total.requests += l.requests
@@ -74,11 +79,16 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 // client sends its own API key, as separate callers do: the gateway keeps
 // its read-ahead windows and learned state per caller. With a shared key
 // (Config.SharedKey) the clients are one caller's workers, whose walks
-// the gateway keeps apart by their cursors alone.
-func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, seed uint64) load {
+// the gateway keeps apart by their cursors alone; each starts its first
+// walk at page start (0-based), as the workers of a parallel export
+// split the list, and its next walks at the first page.
+func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, start int, seed uint64) load {
 	l := load{latencies: make([]time.Duration, 0, 1<<14)}
 	pages := (dr.records + dr.perPage - 1) / dr.perPage
-	page, cursor := 0, "" // the next page of the walk, 0-based, and its cursor
+	page, cursor := start, "" // the next page of the walk, 0-based, and its cursor
+	if page > 0 {
+		cursor = translate.EncodeCursor(dr.ids[page*dr.perPage-1])
+	}
 	r := rand.New(rand.NewPCG(seed, uint64(dr.perPage)))
 	var body bytes.Buffer
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -171,7 +181,8 @@ func (dr *driver) getAs(ctx context.Context, target, key string, body *bytes.Buf
 }
 
 // listIDs reads the ids of the list at base (the backend's list URL) in
-// id order, by _page: the random clients build their cursors from them.
+// id order, by _page: clients build cursors from them, for random pages
+// and for the first pages of one caller's walkers.
 func listIDs(ctx context.Context, client *http.Client, base string, records int) ([]string, error) {
 	const perPage = 1000
 	ids := make([]string, 0, records)

@@ -61,7 +61,7 @@ func main() {
 	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
 	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline), gateway-ttl0 (the gateway with readahead_ttl 0), window (the proxy asked for the gateway's backend windows)")
-	flag.BoolVar(&cfg.SharedKey, "shared-key", false, "every client sends the same API key: one caller's concurrent walkers (default: a key per client)")
+	flag.BoolVar(&cfg.SharedKey, "shared-key", false, "every client sends the same API key: one caller's concurrent walkers, each starting at its own part of the list (default: a key per client, each from the first page)")
 	flag.BoolVar(&cfg.Random, "random", false, "clients ask for pages at random places (the gateway by cursors they build), never continuing a walk")
 	flag.StringVar(&cfg.ReadBuffer, "read-buffer", "", "read_buffer of both proxies' reverse_proxy transport, a Caddy size such as 64KiB (default: Caddy's, 4 KiB)")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
