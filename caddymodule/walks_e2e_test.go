@@ -267,20 +267,34 @@ var walkSizes = []struct{ perPage, short, long int }{
 	{1, 60, 250}, {7, 150, 1000}, {100, 400, 1500}, {250, 800, 1500}, {1000, 1050, 2500},
 }
 
+// walkSetups says which setups a test walks: its list lengths, and the
+// page sizes up to maxPerPage (0: all). The control, readahead_ttl 0,
+// runs on the short list, or on the long one when a test has no short;
+// -short leaves the long lists out: the package must run within minutes
+// under -race on two cores.
+type walkSetups struct {
+	short, long bool
+	maxPerPage  int
+}
+
 // eachWalkSetup runs walks in a subtest for each read-ahead setting,
-// example backend and page size, on the short list and, when long is
-// set, on the long one too, with read-ahead at its default (the control
-// is held to the short lists, and -short leaves the long ones out: the
-// package runs within minutes under -race on two cores).
-func eachWalkSetup(t *testing.T, long bool, walks func(t *testing.T, s *churnedWalks, perPage, pages int)) {
+// example backend, page size and list length that o names.
+func eachWalkSetup(t *testing.T, o walkSetups, walks func(t *testing.T, s *churnedWalks, perPage, pages int)) {
 	for _, ra := range readaheadSettings {
 		for _, e := range exampleBackends {
 			for _, size := range walkSizes {
+				if o.maxPerPage > 0 && size.perPage > o.maxPerPage {
+					continue
+				}
 				for _, l := range []struct {
 					name    string
 					records int
-				}{{"short", size.short}, {"long", size.long}} {
-					if l.name == "long" && (!long || ra.options != "" || testing.Short()) {
+					run     bool
+				}{
+					{"short", size.short, o.short},
+					{"long", size.long, o.long && !testing.Short() && (ra.options == "" || !o.short)},
+				} {
+					if !l.run {
 						continue
 					}
 					t.Run(fmt.Sprintf("%s/%s/perPage=%d/%s", ra.name, e.file, size.perPage, l.name), func(t *testing.T) {
@@ -301,7 +315,7 @@ func eachWalkSetup(t *testing.T, long bool, walks func(t *testing.T, s *churnedW
 // keeps its use: with it on, a walk by pages far below the backend's
 // limit costs the backend fewer calls than half its pages.
 func TestWalksBackToBack(t *testing.T) {
-	eachWalkSetup(t, true, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	eachWalkSetup(t, walkSetups{short: true, long: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 2 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {
@@ -315,12 +329,12 @@ func TestWalksBackToBack(t *testing.T) {
 	})
 }
 
-// TestWalksRestarted: one caller walks the first eighth of a list, gives
-// up and walks it again from its first page, as a client restarting a
-// walk does. The windows of the walk given up lie where the new walk
-// begins, on a long list too.
+// TestWalksRestarted: one caller walks the first eighth of a long list,
+// gives up and walks it again from its first page, as a client
+// restarting a walk does. The windows of the walk given up lie where the
+// new walk begins. (On a short list a restart is a back-to-back walk.)
 func TestWalksRestarted(t *testing.T) {
-	eachWalkSetup(t, true, func(t *testing.T, s *churnedWalks, perPage, pages int) {
+	eachWalkSetup(t, walkSetups{long: true}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
 		w := s.start("walk given up", perPage)
 		for range max(2, pages/8) {
 			s.step(w)
@@ -336,9 +350,10 @@ func TestWalksRestarted(t *testing.T) {
 // TestWalksInterleaved: the same caller starts a walk while its last is
 // mid-list (a second job on the same key, or a restarted client while
 // the old one still runs): three walks, each starting when the one
-// before is a third of the way through, their pages taking turns.
+// before is a third of the way through, their pages taking turns. (A
+// walk of 1,000 a page is over before another can start.)
 func TestWalksInterleaved(t *testing.T) {
-	eachWalkSetup(t, false, func(t *testing.T, s *churnedWalks, perPage, pages int) {
+	eachWalkSetup(t, walkSetups{short: true, maxPerPage: 250}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
 		var (
 			walks   []*walk
 			started int
@@ -366,7 +381,7 @@ func TestWalksInterleaved(t *testing.T) {
 // from its second page (the second, the fourth, ...), the third from its
 // third.
 func TestWalksAlternatingWindowAndBackend(t *testing.T) {
-	eachWalkSetup(t, false, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	eachWalkSetup(t, walkSetups{short: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 3 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {
