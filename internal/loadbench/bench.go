@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -51,6 +52,19 @@ type Config struct {
 	// target baseline among Targets it runs as a fourth process, walked as
 	// the gateway is, so a before and an after share one run.
 	Baseline string
+
+	// SharedKey makes every client send the same API key: one caller
+	// walking a list from several places at once, as the workers of one
+	// sync job do, whose walks share the gateway's state for that caller.
+	// Client i of n starts its first walk i/n of the way into the list (by
+	// a cursor it builds), as a parallel export splits it. By default each
+	// client is a caller of its own and starts at the first page.
+	SharedKey bool
+	// Random makes each client ask for pages at random places instead of
+	// walking the list in order: the gateway by a cursor the client builds
+	// from the id before the page (spec 4.1 rule 4), so that no page
+	// continues the one before; the proxies by the same page's _page.
+	Random bool
 }
 
 func defaultConfig() Config {
@@ -80,6 +94,9 @@ const (
 	// Baseline is Gateway as built from another binary (Config.Baseline,
 	// process mode only): a before beside the after, in one run.
 	Baseline
+	// NoReadahead is Gateway with readahead_ttl 0: what a caller costs
+	// whose pages read-ahead cannot serve, to hold read-ahead's cost to.
+	NoReadahead
 	// Window is the plain proxy asked, for each page, for the backend
 	// window the gateway asks for that page of a sequential walk: the
 	// cursor's record, the page and one record more, as one page of the
@@ -89,10 +106,11 @@ const (
 	Window
 )
 
-var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline", Window: "window"}
+var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline",
+	NoReadahead: "gateway-ttl0", Window: "window"}
 
 // walksByCursor reports whether the target is a gateway, walked by cursor.
-func (t Target) walksByCursor() bool { return t == Gateway || t == Baseline }
+func (t Target) walksByCursor() bool { return t == Gateway || t == Baseline || t == NoReadahead }
 
 func (t Target) String() string { return targetNames[t] }
 
@@ -104,8 +122,9 @@ func parseTarget(s string) (Target, bool) {
 // caddyfiles are the two Caddy sites. Both are the same but for the
 // gateway, so that the difference between them is the gateway's cost.
 var caddyfiles = map[Target]string{
-	Proxy:   "http://:0 {\n\treverse_proxy {backend}\n}\n",
-	Gateway: "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n",
+	Proxy:       "http://:0 {\n\treverse_proxy {backend}\n}\n",
+	Gateway:     "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n",
+	NoReadahead: "http://:0 {\n\thelpdesk_gateway {\n\t\treadahead_ttl 0\n\t}\n\treverse_proxy {backend}\n}\n",
 }
 
 func init() {
@@ -274,6 +293,7 @@ type inProcess struct {
 	be         *reference.Backend
 	srv        *http.Server
 	backendURL string
+	ids        []string // the list's, for the cursors clients build
 }
 
 func startInProcess(cfg Config) (*inProcess, error) {
@@ -284,7 +304,13 @@ func startInProcess(cfg Config) (*inProcess, error) {
 	}
 	srv := &http.Server{Handler: be, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return &inProcess{cfg: cfg, be: be, srv: srv, backendURL: "http://" + ln.Addr().String()}, nil
+	s := &inProcess{cfg: cfg, be: be, srv: srv, backendURL: "http://" + ln.Addr().String()}
+	if cfg.Random || cfg.SharedKey {
+		for _, id := range be.IDs(cfg.List) {
+			s.ids = append(s.ids, strconv.FormatInt(id, 10))
+		}
+	}
+	return s, nil
 }
 
 func (s *inProcess) close() { _ = s.srv.Close() }
@@ -300,7 +326,7 @@ func (s *inProcess) phase(ctx context.Context, target Target, clients, perPage, 
 		defer c.Close()
 		base = c.URL
 	}
-	dr := newDriver(cfg, base, target, clients, perPage)
+	dr := newDriver(cfg, base, target, clients, perPage, s.ids)
 	defer dr.client.CloseIdleConnections()
 	if cfg.Warmup > 0 {
 		dr.run(ctx, clients, cfg.Warmup)
@@ -336,14 +362,17 @@ func (s *inProcess) phase(ctx context.Context, target Target, clients, perPage, 
 	return r, load.latencies, nil
 }
 
-// newDriver returns the clients of one phase against base.
-func newDriver(cfg Config, base string, target Target, clients, perPage int) *driver {
-	return &driver{
+// newDriver returns the clients of one phase against base; ids are the
+// list's, for random clients.
+func newDriver(cfg Config, base string, target Target, clients, perPage int, ids []string) *driver {
+	d := &driver{
 		base:    base + "/" + cfg.List,
 		cursor:  target.walksByCursor(),
 		windows: target == Window,
 		perPage: perPage,
 		records: cfg.Records,
+		random:  cfg.Random,
+		ids:     ids,
 		client: &http.Client{
 			Timeout: 10 * time.Second,
 			Transport: &http.Transport{
@@ -353,6 +382,10 @@ func newDriver(cfg Config, base string, target Target, clients, perPage int) *dr
 			},
 		},
 	}
+	if cfg.SharedKey {
+		d.key = "one-caller"
+	}
+	return d
 }
 
 // result is the counts of a load as a Result.

@@ -20,6 +20,7 @@ type cluster struct {
 	dir   string // temp dir: the binary, Caddyfiles, logs
 	procs map[Target]*caddyProc
 	admin *http.Client // for the admin endpoints
+	ids   []string     // the list's, for the cursors clients build
 }
 
 // startProcesses builds cmd/caddy and starts the three processes.
@@ -45,12 +46,17 @@ func startProcesses(ctx context.Context, cfg Config) (_ *cluster, err error) {
 		return nil, err
 	}
 	c.procs[Backend] = be
-	for _, t := range []Target{Proxy, Gateway, Baseline} {
+	if cfg.Random || cfg.SharedKey {
+		if c.ids, err = listIDs(ctx, c.admin, be.url+"/"+cfg.List, cfg.Records); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range []Target{Proxy, Gateway, Baseline, NoReadahead} {
 		b := bin
+		if (t == Baseline || t == NoReadahead) && !slices.Contains(cfg.Targets, t) {
+			continue
+		}
 		if t == Baseline {
-			if !slices.Contains(cfg.Targets, Baseline) {
-				continue
-			}
 			b = cfg.Baseline
 		}
 		p, err := startCaddy(ctx, b, dir, t.String(), caddyfile(t, cfg.ReadBuffer), be.url, ready)
@@ -74,7 +80,7 @@ func (c *cluster) close() {
 func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, round int, d time.Duration) (Result, []time.Duration, error) {
 	cfg := c.cfg
 	p, be := c.procs[target.served()], c.procs[Backend]
-	dr := newDriver(cfg, p.url, target, clients, perPage)
+	dr := newDriver(cfg, p.url, target, clients, perPage, c.ids)
 	defer dr.client.CloseIdleConnections()
 	if cfg.Warmup > 0 {
 		dr.run(ctx, clients, cfg.Warmup)

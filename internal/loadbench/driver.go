@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,7 +16,8 @@ import (
 )
 
 // driver is the clients of one phase. Each client walks the list from its
-// first page to its last and starts over, one request at a time.
+// first page to its last and starts over, one request at a time, or, when
+// random, asks for one page after another at random places.
 type driver struct {
 	base    string // the list's URL
 	cursor  bool   // walk by _cursor; else by _page
@@ -22,6 +25,10 @@ type driver struct {
 	perPage int
 	records int // records in the list, which does not change
 	client  *http.Client
+
+	key    string   // the API key of every client; "" for one of each its own
+	random bool     // pages at random places, no continuations
+	ids    []string // the list's ids in order, for cursors the clients build
 }
 
 // load is what the clients of one run did.
@@ -42,7 +49,16 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 	)
 	for i := range clients {
 		wg.Go(func() {
-			l := dr.client1(ctx, deadline, "client-"+strconv.Itoa(i))
+			key := dr.key
+			if key == "" {
+				key = "client-" + strconv.Itoa(i)
+			}
+			start := 0
+			if dr.key != "" {
+				// One caller's walkers split the list between them.
+				start = i * ((dr.records + dr.perPage - 1) / dr.perPage) / clients
+			}
+			l := dr.client1(ctx, deadline, key, start, uint64(i))
 			mu.Lock()
 			defer mu.Unlock()
 			total.requests += l.requests
@@ -59,16 +75,31 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 	return total
 }
 
-// client1 is one client until deadline. Each client sends its own API
-// key, as separate callers do: the gateway keeps its read-ahead windows
-// and learned state per caller, so clients sharing one key would share
-// windows, and a walk would be read by one client and served to another.
-func (dr *driver) client1(ctx context.Context, deadline time.Time, key string) load {
+// client1 is one client until deadline, sending key. By default each
+// client sends its own API key, as separate callers do: the gateway keeps
+// its read-ahead windows and learned state per caller. With a shared key
+// (Config.SharedKey) the clients are one caller's workers, whose walks
+// the gateway keeps apart by their cursors alone; each starts its first
+// walk at page start (0-based), as the workers of a parallel export
+// split the list, and its next walks at the first page.
+func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, start int, seed uint64) load {
 	l := load{latencies: make([]time.Duration, 0, 1<<14)}
 	pages := (dr.records + dr.perPage - 1) / dr.perPage
-	page, cursor := 0, "" // the next page of the walk, 0-based, and its cursor
+	page, cursor := start, "" // the next page of the walk, 0-based, and its cursor
+	if page > 0 {
+		cursor = translate.EncodeCursor(dr.ids[page*dr.perPage-1])
+	}
+	r := rand.New(rand.NewPCG(seed, uint64(dr.perPage)))
 	var body bytes.Buffer
 	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if dr.random {
+			// A page anywhere: by a cursor the client builds from the
+			// id before it, as a parallel export splitting the list does.
+			page, cursor = r.IntN(pages), ""
+			if page > 0 {
+				cursor = translate.EncodeCursor(dr.ids[page*dr.perPage-1])
+			}
+		}
 		target := dr.base + "?_perPage=" + strconv.Itoa(dr.perPage)
 		switch {
 		case dr.windows:
@@ -147,4 +178,33 @@ func (dr *driver) getAs(ctx context.Context, target, key string, body *bytes.Buf
 		return "", fmt.Errorf("%s: %s: %.200s", target, resp.Status, body.Bytes())
 	}
 	return resp.Header.Get("Next_page_cursor"), nil
+}
+
+// listIDs reads the ids of the list at base (the backend's list URL) in
+// id order, by _page: clients build cursors from them, for random pages
+// and for the first pages of one caller's walkers.
+func listIDs(ctx context.Context, client *http.Client, base string, records int) ([]string, error) {
+	const perPage = 1000
+	ids := make([]string, 0, records)
+	var body bytes.Buffer
+	for page := 1; ; page++ {
+		u := base + "?_sortField=id&_sortDir=ASC&_perPage=" + strconv.Itoa(perPage) + "&_page=" + strconv.Itoa(page)
+		if _, err := (&driver{client: client}).get(ctx, u, &body); err != nil {
+			return nil, err
+		}
+		var recs []struct{ ID json.Number }
+		if err := json.Unmarshal(body.Bytes(), &recs); err != nil {
+			return nil, fmt.Errorf("%s: %v", u, err)
+		}
+		for _, r := range recs {
+			ids = append(ids, r.ID.String())
+		}
+		if len(recs) < perPage {
+			break
+		}
+	}
+	if len(ids) != records {
+		return nil, fmt.Errorf("the backend's list has %d records, not %d", len(ids), records)
+	}
+	return ids, nil
 }

@@ -74,7 +74,7 @@ func TestRun(t *testing.T) {
 // TestCaddyfileReadBuffer sets the transport's read buffer in every
 // proxy's site alike, and leaves the sites alone without one.
 func TestCaddyfileReadBuffer(t *testing.T) {
-	for _, target := range []Target{Proxy, Gateway, Baseline, Window} {
+	for _, target := range []Target{Proxy, Gateway, Baseline, NoReadahead, Window} {
 		assert.Equal(t, caddyfiles[target], caddyfile(target, ""), "%s", target)
 		got := caddyfile(target, "64KiB")
 		assert.Contains(t, got, "reverse_proxy {backend} {\n\t\ttransport http {\n\t\t\tread_buffer 64KiB\n\t\t}\n\t}\n", "%s", target)
@@ -193,7 +193,7 @@ func TestRunProcesses(t *testing.T) {
 	var err error
 	cfg.Baseline, err = buildCaddy(t.Context(), t.TempDir())
 	require.NoError(t, err)
-	cfg.Targets = []Target{Backend, Proxy, Gateway, Baseline}
+	cfg.Targets = []Target{Backend, Proxy, Gateway, Baseline, NoReadahead}
 	cfg.Duration, cfg.Rounds, cfg.Warmup = time.Second, 2, 100*time.Millisecond
 	cfg.Clients, cfg.Records = []int{2}, 1005
 	cfg.ProfileDir = t.TempDir()
@@ -226,10 +226,14 @@ func TestRunProcesses(t *testing.T) {
 		assert.GreaterOrEqual(t, r.P99, r.P50, name)
 		// Every page of the walk is full but the last.
 		assert.InDelta(t, float64(r.PerPage), float64(r.Served)/float64(r.Requests), float64(r.PerPage)/10, name)
-		if r.Target.walksByCursor() {
+		switch r.Target {
+		case Gateway, Baseline:
 			// Read-ahead serves most pages of a walk from windows.
 			assert.Positive(t, r.Calls, name)
 			assert.Less(t, r.Calls, r.Requests, "%s: fewer backend calls than pages, as the gateway counts them", name)
+		case NoReadahead:
+			// A sequential walk with a warm index: one call a page.
+			assert.Equal(t, r.Requests, r.Calls, "%s: a backend call per page, as the gateway counts them", name)
 		}
 	}
 	profiles, err := filepath.Glob(filepath.Join(cfg.ProfileDir, "gateway-c2-pp100-r*.pprof"))
@@ -241,6 +245,7 @@ func TestRunProcesses(t *testing.T) {
 	assert.Contains(t, out.String(), "| 2 | 100 | gateway |")
 	assert.Contains(t, out.String(), "| 2 | 100 | baseline |")
 	assert.Contains(t, out.String(), "| baseline | proxy | 2 | 100 |", "the baseline's ratios to the proxy")
+	assert.Contains(t, out.String(), "| gateway | gateway-ttl0 | 2 | 100 |", "the gateway's ratios to itself without read-ahead")
 	assert.Contains(t, out.String(), "| throughput ratio | CPU/req ratio |")
 }
 
@@ -301,4 +306,62 @@ func TestParseIOSyscalls(t *testing.T) {
 	reads, _, err := procSyscalls(os.Getpid())
 	require.NoError(t, err)
 	assert.Positive(t, reads, "this process has read its own /proc")
+}
+
+// TestRunOneCaller runs the bench briefly with every client one caller:
+// walking in order from their own places (each page a 200 of the right
+// size, the last page without a next cursor), and jumping to random
+// pages by cursors the clients build, where the gateway with
+// readahead_ttl 0 calls the backend at least once a page.
+func TestRunOneCaller(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load bench")
+	}
+	for _, random := range []bool{false, true} {
+		t.Run(fmt.Sprintf("random=%v", random), func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.SharedKey, cfg.Random = true, random
+			cfg.Duration, cfg.Rounds, cfg.Warmup = 400*time.Millisecond, 2, 50*time.Millisecond
+			cfg.Clients, cfg.PerPages, cfg.Records = []int{2}, []int{10}, 1005
+			cfg.Targets = []Target{Proxy, Gateway, NoReadahead}
+			var log bytes.Buffer
+			rep, err := Run(t.Context(), cfg, &log)
+			require.NoError(t, err, log.String())
+			require.Len(t, rep.Results, len(cfg.Targets))
+			for _, r := range rep.Results {
+				assert.Positive(t, r.Requests, "%s", r.Target)
+				assert.Zero(t, r.Errors, "%s", r.Target)
+				assert.InDelta(t, float64(r.PerPage), float64(r.Served)/float64(r.Requests), 0.5, "%s", r.Target)
+				switch r.Target {
+				case Proxy:
+					assert.Equal(t, r.Requests, r.Calls, "one backend call per page")
+				case NoReadahead:
+					assert.GreaterOrEqual(t, r.Calls, r.Requests, "no read-ahead: a backend call per page at least")
+				case Gateway:
+					if !random {
+						assert.Less(t, r.Calls, r.Requests, "two walkers of one caller are read ahead")
+					}
+				}
+			}
+			var out bytes.Buffer
+			rep.Write(&out)
+			assert.Contains(t, out.String(), "The clients are one caller (one API key)")
+			assert.Contains(t, out.String(), "| gateway | gateway-ttl0 | 2 | 10 |", "the gateway against itself without read-ahead")
+		})
+	}
+}
+
+// TestListIDs reads a list's ids in order, across the backend's pages,
+// and refuses a list of another length.
+func TestListIDs(t *testing.T) {
+	b, srv := harness.Backend(t, reference.Config{Seed: 1, Records: 2100})
+	ids, err := listIDs(t.Context(), harness.Client, srv.URL+"/calls", 2100)
+	require.NoError(t, err)
+	want := make([]string, 0, 2100)
+	for _, id := range b.IDs("calls") {
+		want = append(want, strconv.FormatInt(id, 10))
+	}
+	assert.Equal(t, want, ids)
+	_, err = listIDs(t.Context(), harness.Client, srv.URL+"/calls", 2000)
+	assert.ErrorContains(t, err, "2100 records, not 2000")
 }

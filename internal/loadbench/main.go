@@ -28,7 +28,15 @@
 //
 // The clients walk one list from its first page to its last, again and
 // again: by _cursor on the gateway, by _page (sorted by id, ascending) on
-// the backend and the proxy, so every target serves the same pages.
+// the backend and the proxy, so every target serves the same pages. Each
+// client is a caller of its own (an API key each) unless -shared-key
+// makes them one caller's walkers; -random makes every page a jump to a
+// random place (the gateway asked by a cursor the client builds), and the
+// target gateway-ttl0, the gateway with readahead_ttl 0, is what such a
+// caller should cost at most. Issue 29's figures, 8 walkers of one caller:
+//
+//	go run ./internal/loadbench -processes -clients 8 -shared-key -targets proxy,gateway,gateway-ttl0 -duration 10s -rounds 5
+//	go run ./internal/loadbench -processes -clients 8 -shared-key -random -targets proxy,gateway,gateway-ttl0 -duration 10s -rounds 5
 package main
 
 import (
@@ -52,7 +60,9 @@ func main() {
 	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each slice")
 	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
-	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline), window (the proxy asked for the gateway's backend windows)")
+	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline), gateway-ttl0 (the gateway with readahead_ttl 0), window (the proxy asked for the gateway's backend windows)")
+	flag.BoolVar(&cfg.SharedKey, "shared-key", false, "every client sends the same API key: one caller's concurrent walkers, each starting at its own part of the list (default: a key per client, each from the first page)")
+	flag.BoolVar(&cfg.Random, "random", false, "clients ask for pages at random places (the gateway by cursors they build), never continuing a walk")
 	flag.StringVar(&cfg.ReadBuffer, "read-buffer", "", "read_buffer of both proxies' reverse_proxy transport, a Caddy size such as 64KiB (default: Caddy's, 4 KiB)")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (clients and backend run in the same process, so with -targets gateway it holds them too)")
@@ -110,7 +120,7 @@ func targetList(s string) ([]Target, error) {
 	for _, f := range strings.Split(s, ",") {
 		t, ok := parseTarget(strings.TrimSpace(f))
 		if !ok {
-			return nil, fmt.Errorf("target %q: want backend, proxy, gateway, baseline or window", f)
+			return nil, fmt.Errorf("target %q: want backend, proxy, gateway, baseline, gateway-ttl0 or window", f)
 		}
 		out = append(out, t)
 	}

@@ -41,6 +41,14 @@ func (rep *Report) Write(w io.Writer) {
 	c := rep.Config
 	fmt.Fprintf(w, "%d records in /%s; each row %v measured, in %d slices taking turns with the other targets, each after %v of warm-up.\n",
 		c.Records, c.List, c.Duration, c.Rounds, c.Warmup)
+	switch {
+	case c.SharedKey && c.Random:
+		fmt.Fprintln(w, "The clients are one caller (one API key) asking for pages at random places, the gateway by cursors they build: no page continues a walk.")
+	case c.SharedKey:
+		fmt.Fprintln(w, "The clients are one caller (one API key), each walking the list in order from its own place in it.")
+	case c.Random:
+		fmt.Fprintln(w, "Each client is a caller of its own (an API key each), asking for pages at random places, the gateway by cursors it builds: no page continues a walk.")
+	}
 	if c.ReadBuffer != "" {
 		fmt.Fprintf(w, "Both proxies' reverse_proxy transport has read_buffer %s.\n", c.ReadBuffer)
 	} else {
@@ -77,9 +85,9 @@ func (rep *Report) Write(w io.Writer) {
 		if !g.Target.walksByCursor() && g.Target != Window {
 			continue
 		}
-		for _, against := range []Target{Proxy, Window} {
+		for _, against := range []Target{Proxy, Window, NoReadahead} {
 			p, ok := rep.find(against, g.Clients, g.PerPage)
-			if !ok || g.Target == against || against == Window && !g.Target.walksByCursor() {
+			if !ok || g.Target == against || against == Window && !g.Target.walksByCursor() || against == NoReadahead && g.Target != Gateway {
 				continue
 			}
 			row := fmt.Sprintf("| %s | %s | %d | %d | %.3f | %.3f | %s | %s | %s | %s |",
@@ -94,7 +102,7 @@ func (rep *Report) Write(w io.Writer) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nEach target against the plain proxy walking the same pages by _page, and the gateway against the window walk (the proxy asked for the backend windows the gateway asks for), if run:")
+	fmt.Fprintln(w, "\nEach target against the plain proxy walking the same pages by _page, and the gateway against the window walk (the proxy asked for the backend windows the gateway asks for) and against itself with readahead_ttl 0 (gateway-ttl0), if run:")
 	fmt.Fprintln(w)
 	if c.Processes {
 		fmt.Fprintln(w, "| target | against | clients | perPage | throughput ratio | CPU/req ratio | CPU/req added | p50 added | p99 added | alloc/req added | mallocs/req added |")
