@@ -39,6 +39,9 @@ type MemoryStore struct {
 	bytes   int64
 	windows int
 	chains  int
+	// gone is the latest answer time of a chain entry forgotten with its
+	// list for memory: a list made after that starts with it as its floor.
+	gone time.Time
 
 	served, evicted, expired atomic.Int64
 
@@ -62,6 +65,12 @@ type storedList struct {
 	// peak is the most entries chains held since it was made: a map does
 	// not shrink, so one that held four times its entries is made anew.
 	peak int
+	// floor is the latest answer time of a chain entry forgotten for
+	// memory (here, or with an earlier object of the list): a window of a
+	// page that began before it is not kept, since another walk's entry
+	// for the same id, made again from it, would serve the forgotten walk
+	// the past. Expiry needs none: older windows expire first.
+	floor time.Time
 }
 
 // chain is a walk chain entry: see Walked.
@@ -173,7 +182,7 @@ func (s *MemoryStore) get(name string) *storedList {
 		s.lru.MoveToFront(l.elem)
 		return l
 	}
-	l := &storedList{key: name, bytes: listBytes + int64(len(name))}
+	l := &storedList{key: name, bytes: listBytes + int64(len(name)), floor: s.gone}
 	l.elem = s.lru.PushFront(l)
 	s.lists[name] = l
 	s.bytes += l.bytes
@@ -289,7 +298,7 @@ func (s *MemoryStore) Walked(name string, p Walked) {
 	if w := p.From; w != nil && w.list == l {
 		w.tip = id
 	}
-	if w := p.Window; w != nil {
+	if w := p.Window; w != nil && !p.Now.Before(l.floor) {
 		if w.bytes+windowBytes <= s.memory {
 			s.keep(l, w, p, id)
 		} else if e, ok := l.chains[id]; ok {
@@ -330,8 +339,9 @@ func (s *MemoryStore) expire(l *storedList, now time.Time) {
 	}
 }
 
-// popChain forgets l's oldest queued chain entry. The caller holds s.mu.
-func (s *MemoryStore) popChain(l *storedList) {
+// popChain forgets l's oldest queued chain entry, and returns its answer
+// time when it was the live entry of its id. The caller holds s.mu.
+func (s *MemoryStore) popChain(l *storedList) (at time.Time) {
 	q := l.queue[0]
 	l.queue[0] = queued{}
 	l.queue = l.queue[1:]
@@ -339,6 +349,7 @@ func (s *MemoryStore) popChain(l *storedList) {
 		l.queue = nil // let the backing array go
 	}
 	if e, ok := l.chains[q.id]; ok && e.made.Equal(q.made) {
+		at = e.at
 		delete(l.chains, q.id)
 		switch n := len(l.chains); {
 		case n == 0:
@@ -355,6 +366,7 @@ func (s *MemoryStore) popChain(l *storedList) {
 	l.bytes -= n
 	s.bytes -= n
 	s.chains--
+	return at
 }
 
 // drop removes w from l, expired or evicted, and counts it. A window
@@ -406,7 +418,9 @@ func (s *MemoryStore) bound(keep *storedList) {
 		case l != keep:
 			s.remove(l)
 		case len(l.queue) > 0:
-			s.popChain(l)
+			if at := s.popChain(l); at.After(l.floor) {
+				l.floor = at
+			}
 		case !s.thin(l):
 			return
 		}
@@ -419,7 +433,9 @@ func (s *MemoryStore) remove(l *storedList) {
 		s.drop(l, l.windows[0], false)
 	}
 	for len(l.queue) > 0 {
-		s.popChain(l)
+		if at := s.popChain(l); at.After(s.gone) {
+			s.gone = at
+		}
 	}
 	l.dropPositions()
 	s.lru.Remove(l.elem)

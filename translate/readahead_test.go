@@ -2,6 +2,7 @@ package translate
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -455,5 +456,44 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 				b.ReportMetric(float64(c.stepped)/float64(pageWalkStepped(n, size)), "stepped/page-walk")
 			})
 		}
+	}
+}
+
+// TestMemoryStoreFloorAfterEviction: a walk's chain entry forgotten for
+// memory must not let a window read before that walk's last page serve
+// it, when a page that began earlier keeps its window afterwards and
+// another walk's page, cut from that window, makes the same id's entry
+// again with the window's older time. Both ways an entry goes for
+// memory are covered: popped from the list in use, and gone with its
+// list.
+func TestMemoryStoreFloorAfterEviction(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("whole list %v", whole), func(t *testing.T) {
+			t1 := time.Unix(1_800_000_000, 0) // the earlier walk's page began
+			t2 := t1.Add(time.Millisecond)    // the later walk's page, ending at 30
+			ids := []string{"10", "20", "30", "40", "50", "60"}
+			s := NewMemoryStore(Numeric, time.Second, 1<<20)
+			s.Walked("l", Walked{Last: "30", More: true, At: t2, Now: t2})
+			s.mu.Lock()
+			if whole {
+				s.get("other") // the list in use; l is the least recently used
+				s.memory = s.bytes - 1
+				s.bound(s.lists["other"])
+				require.Nil(t, s.lists["l"], "l went whole")
+			} else {
+				s.memory = s.bytes - 1
+				s.bound(s.lists["l"])
+			}
+			s.memory = 1 << 20
+			s.mu.Unlock()
+			require.False(t, s.Cut("l", CutQuery{After: "30", Size: 2, Now: t2}).Continues, "the later walk's entry is gone")
+
+			// The page that began at t1 ends now, keeping its window; a
+			// page cut from it ends at 30, as the later walk's did.
+			keepFor(s, "l", "10", &StoredWindow{ids: ids, floor: "10", start: -1}, t1)
+			s.Walked("l", Walked{Last: "30", More: true, At: t1, Now: t2.Add(time.Millisecond)})
+			c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: t2.Add(2 * time.Millisecond)})
+			assert.Nil(t, c.Page, "a window read before the forgotten entry's answer serves no cursor")
+		})
 	}
 }
