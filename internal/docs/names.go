@@ -1,0 +1,112 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Names checks the code names a page mentions in backticks against the
+// repository at root: each path (a token with a '/' or a file suffix, such
+// as translate/engine.go or caddymodule/) must exist, and each dotted Go
+// name (Engine.Page, translate.EncodeCursor, legacy.Body.AppendPage) must
+// be declared: a function, a type or a method of that name, in the
+// package the name starts with when it starts with one. It returns the
+// names that are not real, so a page that describes the code cannot
+// outlive a rename.
+func Names(root, page string) (missing []string, err error) {
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		return nil, err
+	}
+	decls, err := declarations(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range codeSpan.FindAllStringSubmatch(string(raw), -1) {
+		name := m[1]
+		switch {
+		case pathName.MatchString(name):
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(name, "/")))); err != nil {
+				missing = append(missing, name)
+			}
+		case goName.MatchString(name):
+			if !declared(decls, name) {
+				missing = append(missing, name)
+			}
+		}
+	}
+	return missing, nil
+}
+
+var (
+	codeSpan = regexp.MustCompile("`([^`\n]+)`")
+	// A repository path: words joined by '/', ending in a file suffix or
+	// a '/'; no spaces, queries or leading '/' (those are URLs).
+	pathName = regexp.MustCompile(`^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)*(/|\.(go|md|json))$`)
+	// A dotted Go name: Type.Method, pkg.Name or pkg.Type.Method.
+	goName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){1,2}$`)
+	// Declarations: func Name(, func (r *Type) Name(, type Name.
+	funcDecl   = regexp.MustCompile(`(?m)^func (?:\(\w+ \*?(\w+)(?:\[[^\]]*\])?\) )?(\w+)[\[(]`)
+	typeDecl   = regexp.MustCompile(`(?m)^(?:type |\t)(\w+) (?:struct|interface|func|\[|map|int|string|\w)`)
+	fileSuffix = regexp.MustCompile(`\.(go|md|json)$`)
+)
+
+// declared reports whether a dotted name is declared: its last part is a
+// function or type of the package its first part names, or a method of the
+// type before it.
+func declared(decls map[string]map[string]bool, name string) bool {
+	if fileSuffix.MatchString(name) {
+		return false
+	}
+	parts := strings.Split(name, ".")
+	pkg, rest := "", parts
+	if _, ok := decls[parts[0]]; ok && len(parts) > 1 {
+		pkg, rest = parts[0], parts[1:]
+	}
+	want := strings.Join(rest, ".") // Type.Method, or Name
+	for p, names := range decls {
+		if (pkg == "" || p == pkg) && names[want] {
+			return true
+		}
+	}
+	return false
+}
+
+// declarations maps each package's name (its folder's last element) to
+// the functions, types and Type.Method names its non-test files declare.
+func declarations(root string) (map[string]map[string]bool, error) {
+	decls := map[string]map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.Base(filepath.Dir(path))
+		if decls[pkg] == nil {
+			decls[pkg] = map[string]bool{}
+		}
+		for _, m := range funcDecl.FindAllStringSubmatch(string(src), -1) {
+			if m[1] != "" {
+				decls[pkg][m[1]+"."+m[2]] = true
+			} else {
+				decls[pkg][m[2]] = true
+			}
+		}
+		for _, m := range typeDecl.FindAllStringSubmatch(string(src), -1) {
+			decls[pkg][m[1]] = true
+		}
+		return nil
+	})
+	return decls, err
+}
