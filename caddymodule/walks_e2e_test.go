@@ -313,7 +313,7 @@ func eachWalkSetup(t *testing.T, o walkSetups, walks func(t *testing.T, s *churn
 // between the walks, so a page of a walk cut from a window the walk
 // before read shows the list as it was before the walk began. Read-ahead
 // keeps its use: with it on, a walk by pages far below the backend's
-// limit costs the backend fewer calls than half its pages.
+// limit costs the backend fewer calls than two thirds of its pages.
 func TestWalksBackToBack(t *testing.T) {
 	eachWalkSetup(t, walkSetups{short: true, long: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 2 {
@@ -323,7 +323,11 @@ func TestWalksBackToBack(t *testing.T) {
 			}
 			s.finish(w)
 			if s.readahead && perPage <= 7 {
-				assert.Less(t, 2*w.calls, int64(w.pages), "%s: read-ahead serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
+				// Fewer calls than two thirds of the pages: without
+				// read-ahead a walk costs a call a page at least, and a
+				// keyset walk's checks (offset reads at its first page
+				// and its end) are a few calls more on a short list.
+				assert.Less(t, 3*w.calls, 2*int64(w.pages), "%s: read-ahead serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
 			}
 		}
 	})
