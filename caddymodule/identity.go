@@ -105,6 +105,12 @@ func callerOf(list string) string {
 	return list[max(len(list)-sha256.Size, 0):]
 }
 
+// paramsOf returns the list part of a list identity: its path, '?' and
+// the client's own parameters, the same for every caller of that list.
+func paramsOf(list string) string {
+	return list[:max(len(list)-sha256.Size-1, 0)]
+}
+
 // appendCaller appends to b the facts that make r's caller, each framed
 // by its length, in a fixed order:
 //
@@ -113,8 +119,9 @@ func callerOf(list string) string {
 //     trusted_proxies and client_ip_headers: {http.vars.client_ip}), which
 //     reverse_proxy sends as X-Forwarded-For;
 //   - the connection's scheme, which reverse_proxy sends as
-//     X-Forwarded-Proto, and from a trusted proxy the X-Forwarded-For
-//     chain, X-Forwarded-Proto and X-Forwarded-Host it passes on (from
+//     X-Forwarded-Proto, and from a trusted proxy its own address and the
+//     X-Forwarded-For chain (reverse_proxy sends both, the address last),
+//     X-Forwarded-Proto and X-Forwarded-Host it passes on (from
 //     anyone else reverse_proxy replaces them with the client address,
 //     the scheme and the Host, already in);
 //   - the SHA-256 fingerprint of the TLS client certificate, if any;
@@ -132,7 +139,10 @@ func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 		b = append(b, 0)
 	}
 	if trusted {
+		// reverse_proxy appends the trusted proxy's own address (the
+		// connection's peer) to the chain it passes on.
 		b = append(b, 1)
+		b = appendField(b, peerHost(r))
 		b = appendValues(b, r.Header["X-Forwarded-For"])
 		b = appendField(b, lastValue(r.Header, "X-Forwarded-Proto"))
 		b = appendField(b, lastValue(r.Header, "X-Forwarded-Host"))
@@ -190,6 +200,14 @@ func clientAddress(r *http.Request) (trusted bool, client string) {
 		return trusted, r.RemoteAddr
 	}
 	return trusted, host
+}
+
+// peerHost returns the host of the connection's peer address.
+func peerHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // namedIn reports whether the Connection header values list name, as

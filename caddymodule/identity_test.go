@@ -24,11 +24,15 @@ func TestListIdentityFacts(t *testing.T) {
 		cert    []byte // the client certificate's DER
 		https   bool
 		tenant  string // {http.vars.tenant}, read by caller_key
+		peer    string // the connection's peer address; httptest's when empty
 	}
 	build := func(q req) *http.Request {
 		r := httptest.NewRequest(http.MethodGet, "/calls", nil)
 		for k, v := range q.header {
 			r.Header[k] = v
+		}
+		if q.peer != "" {
+			r.RemoteAddr = q.peer
 		}
 		if q.client == "" {
 			q.client = "192.0.2.1"
@@ -72,6 +76,10 @@ func TestListIdentityFacts(t *testing.T) {
 		{"forwarded host from a trusted proxy", req{trusted: true, header: http.Header{"X-Forwarded-Host": {"a"}}}, req{trusted: true, header: http.Header{"X-Forwarded-Host": {"b"}}}, false},
 		{"forwarded proto from a trusted proxy", req{trusted: true, header: http.Header{"X-Forwarded-Proto": {"https"}}}, req{trusted: true}, false},
 		{"forwarded chain from a trusted proxy", req{trusted: true, header: http.Header{"X-Forwarded-For": {"10.0.0.1"}}}, req{trusted: true, header: http.Header{"X-Forwarded-For": {"10.0.0.2"}}}, false},
+		// reverse_proxy appends a trusted proxy's own address to the chain.
+		{"two trusted proxies, one chain", req{trusted: true, peer: "10.0.0.7:4000", header: http.Header{"X-Forwarded-For": {"192.0.2.1"}}},
+			req{trusted: true, peer: "10.0.0.8:4000", header: http.Header{"X-Forwarded-For": {"192.0.2.1"}}}, false},
+		{"a proxy's port", req{trusted: true, peer: "10.0.0.7:4000"}, req{trusted: true, peer: "10.0.0.7:4001"}, true},
 		{"caller_key", req{tenant: "a"}, req{tenant: "b"}, false},
 		{"caller_key framing", req{tenant: "a", header: http.Header{"X": {""}}}, req{tenant: "a\x01\x01X\x01"}, false},
 	} {
