@@ -30,6 +30,8 @@ type learnedLimits struct {
 // learnedLimit is one list's limit, and the caller that list is read by.
 type learnedLimit struct {
 	caller string // callerOf the list identity
+	params uint64 // a hash of the list's path and client parameters
+	bare   bool   // the list has no client parameters
 	limit  int
 	fixed  bool // the backend ignores _perPage and sends pages of limit
 }
@@ -54,7 +56,9 @@ func (l *learnedLimits) add(list string, limit int, fixed bool) (counts []limitC
 	k := maphash.String(l.seed, list)
 	if _, known := l.lists[k]; known || len(l.lists) < maxLearnedLists {
 		// A copy: the identity holds the client's query, kept no longer.
-		l.lists[k] = learnedLimit{caller: strings.Clone(callerOf(list)), limit: limit, fixed: fixed}
+		query := paramsOf(list)
+		l.lists[k] = learnedLimit{caller: strings.Clone(callerOf(list)), limit: limit, fixed: fixed,
+			params: maphash.String(l.seed, query), bare: strings.HasSuffix(query, "?")}
 	} else {
 		l.overflow = true
 	}
@@ -72,9 +76,12 @@ func (l *learnedLimits) summary() ([]limitCount, learnedLimit, bool) {
 // summaryLocked counts the lists and callers of each learned limit. The
 // callers agree when at least two callers (two different sets of the
 // facts that make one: keys, addresses, certificates; see identity.go)
-// learned the same limit, and no list learned another: one caller's
-// limit, or two callers' that differ, may be their own, and capping
-// every caller at it would be wrong.
+// learned the same limit, no list learned another, and the limit is not
+// what one set of client parameters asks: the lists that learned it
+// differ in their parameters, or one of them has none. One caller's
+// limit, two callers' that differ, or the limit a maxrows=30 that two
+// callers both send asks for may be their own, and capping every caller
+// at it would be wrong.
 func (l *learnedLimits) summaryLocked() ([]limitCount, learnedLimit, bool) {
 	type limitKey struct {
 		limit int
@@ -82,6 +89,8 @@ func (l *learnedLimits) summaryLocked() ([]limitCount, learnedLimit, bool) {
 	}
 	callers := map[limitKey]map[string]bool{}
 	lists := map[limitKey]int{}
+	params := map[uint64]bool{}
+	bare := false
 	for _, v := range l.lists {
 		k := limitKey{v.limit, v.fixed}
 		if callers[k] == nil {
@@ -89,13 +98,15 @@ func (l *learnedLimits) summaryLocked() ([]limitCount, learnedLimit, bool) {
 		}
 		callers[k][v.caller] = true
 		lists[k]++
+		params[v.params] = true
+		bare = bare || v.bare
 	}
 	counts := make([]limitCount, 0, len(lists))
 	for k, n := range lists {
 		counts = append(counts, limitCount{Limit: k.limit, Fixed: k.fixed, Lists: n, Callers: len(callers[k])})
 	}
 	slices.SortFunc(counts, func(a, b limitCount) int { return a.Limit - b.Limit })
-	if len(counts) != 1 || counts[0].Callers < 2 || l.overflow {
+	if len(counts) != 1 || counts[0].Callers < 2 || l.overflow || len(params) < 2 && !bare {
 		return counts, learnedLimit{}, false
 	}
 	return counts, learnedLimit{limit: counts[0].Limit, fixed: counts[0].Fixed}, true
