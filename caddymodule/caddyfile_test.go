@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -369,4 +370,18 @@ func TestDropEnvelopeMembersDefault(t *testing.T) {
 	assert.Equal(t, legacy.Members{"cursor": true}, g.dropMembers)
 	g = provision(&Gateway{RecordsPath: "data", DropEnvelopeMembers: []string{}})
 	assert.Empty(t, g.dropMembers)
+}
+
+// TestPurgeInterval: the timer runs at half the TTL, never more often
+// than minPurgeInterval, whatever TTL is configured.
+func TestPurgeInterval(t *testing.T) {
+	for ttl, want := range map[time.Duration]time.Duration{
+		2 * time.Second:        time.Second,
+		time.Millisecond:       minPurgeInterval,
+		time.Nanosecond:        minPurgeInterval,
+		200 * time.Millisecond: minPurgeInterval,
+		time.Minute:            30 * time.Second,
+	} {
+		assert.Equal(t, want, purgeInterval(ttl), ttl)
+	}
 }

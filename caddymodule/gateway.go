@@ -206,7 +206,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.filters = ticketfilter.NewFilterValidator(g.filterConfig())
 	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
-	g.stopPurge = g.windows.PurgeEvery(time.Duration(*g.ReadaheadTTL))
+	g.stopPurge = g.windows.PurgeEvery(purgeInterval(time.Duration(*g.ReadaheadTTL)))
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
 		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
@@ -270,3 +270,15 @@ var (
 	_ caddy.CleanerUpper          = (*Gateway)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Gateway)(nil)
 )
+
+// purgeInterval is how often expired windows and chain entries are
+// dropped without traffic: half the TTL, so that an idle gateway holds a
+// caller's records at most one and a half TTLs, but no more often than
+// minPurgeInterval, since a purge visits every list under the store's
+// lock and a TTL of a millisecond is accepted.
+func purgeInterval(ttl time.Duration) time.Duration {
+	return max(ttl/2, minPurgeInterval)
+}
+
+// minPurgeInterval bounds how often the purge timer runs.
+const minPurgeInterval = 100 * time.Millisecond
