@@ -1,6 +1,9 @@
 package docs
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +14,8 @@ import (
 // repository at root: each path (a token with a '/' or a file suffix, such
 // as translate/engine.go or caddymodule/) must exist, and each dotted Go
 // name (Engine.Page, translate.EncodeCursor, legacy.Body.AppendPage) must
-// be declared: a function, a type or a method of that name, in the
+// be declared: a function, a type, a variable, a constant or a method of
+// that name, in the
 // package the name starts with when it starts with one. It returns the
 // names that are not real, so a page that describes the code cannot
 // outlive a rename.
@@ -46,10 +50,7 @@ var (
 	// a '/'; no spaces, queries or leading '/' (those are URLs).
 	pathName = regexp.MustCompile(`^[a-z][a-z0-9_]*(/[A-Za-z0-9_.-]+)*(/|\.(go|md|json))$`)
 	// A dotted Go name: Type.Method, pkg.Name or pkg.Type.Method.
-	goName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){1,2}$`)
-	// Declarations: func Name(, func (r *Type) Name(, type Name.
-	funcDecl   = regexp.MustCompile(`(?m)^func (?:\(\w+ \*?(\w+)(?:\[[^\]]*\])?\) )?(\w+)[\[(]`)
-	typeDecl   = regexp.MustCompile(`(?m)^(?:type |\t)(\w+) (?:struct|interface|func|\[|map|int|string|\w)`)
+	goName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){1,2}$`)
 	fileSuffix = regexp.MustCompile(`\.(go|md|json)$`)
 )
 
@@ -75,9 +76,11 @@ func declared(decls map[string]map[string]bool, name string) bool {
 }
 
 // declarations maps each package's name (its folder's last element) to
-// the functions, types and Type.Method names its non-test files declare.
+// the functions, types, package-level variables and constants, and
+// Type.Method names its non-test files declare, as go/parser reads them.
 func declarations(root string) (map[string]map[string]bool, error) {
 	decls := map[string]map[string]bool{}
+	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -88,7 +91,7 @@ func declarations(root string) (map[string]map[string]bool, error) {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		src, err := os.ReadFile(path)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
@@ -96,17 +99,47 @@ func declarations(root string) (map[string]map[string]bool, error) {
 		if decls[pkg] == nil {
 			decls[pkg] = map[string]bool{}
 		}
-		for _, m := range funcDecl.FindAllStringSubmatch(string(src), -1) {
-			if m[1] != "" {
-				decls[pkg][m[1]+"."+m[2]] = true
-			} else {
-				decls[pkg][m[2]] = true
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				name := d.Name.Name
+				if d.Recv != nil && len(d.Recv.List) == 1 {
+					name = receiver(d.Recv.List[0].Type) + "." + name
+				}
+				decls[pkg][name] = true
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						decls[pkg][spec.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							decls[pkg][n.Name] = true
+						}
+					}
+				}
 			}
-		}
-		for _, m := range typeDecl.FindAllStringSubmatch(string(src), -1) {
-			decls[pkg][m[1]] = true
 		}
 		return nil
 	})
 	return decls, err
+}
+
+// receiver returns the type name of a method's receiver: T of T, *T, T[K]
+// or *T[K].
+func receiver(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
 }

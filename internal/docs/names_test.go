@@ -25,11 +25,11 @@ func TestNamesFindsWhatIsNotThere(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	}
-	write("eng/eng.go", "package eng\n\ntype Engine struct{}\n\nfunc (e *Engine) Page() {}\n\nfunc Encode(s string) string { return s }\n")
+	write("eng/eng.go", "package eng\n\ntype Engine struct{ Field int }\n\nconst Limit = 1\n\nfunc (e *Engine) Page() {}\n\nfunc Encode(s string) string { return s }\n")
 	write("eng/eng_test.go", "package eng\n\nfunc (e *Engine) TestOnly() {}\n")
-	write("page.md", "`eng/eng.go`, `eng/`, `Engine.Page`, `eng.Encode`, `eng.Engine.Page`, `/calls/`, `_perPage`, `GET /x?a=b`\n"+
-		"`eng/gone.go`, `gone/`, `Engine.Gone`, `eng.Decode`, `other.Encode`, `Engine.TestOnly`\n")
+	write("page.md", "`eng/eng.go`, `eng/`, `Engine.Page`, `eng.Encode`, `eng.Engine.Page`, `eng.Limit`, `/calls/`, `_perPage`, `GET /x?a=b`\n"+
+		"`eng/gone.go`, `gone/`, `Engine.Gone`, `eng.Decode`, `other.Encode`, `Engine.TestOnly`, `eng.Field`\n")
 	missing, err := Names(dir, filepath.Join(dir, "page.md"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"eng/gone.go", "gone/", "Engine.Gone", "eng.Decode", "other.Encode", "Engine.TestOnly"}, missing)
+	assert.Equal(t, []string{"eng/gone.go", "gone/", "Engine.Gone", "eng.Decode", "other.Encode", "Engine.TestOnly", "eng.Field"}, missing)
 }
