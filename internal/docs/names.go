@@ -15,8 +15,8 @@ import (
 // as translate/engine.go or caddymodule/) must exist, and each dotted Go
 // name (Engine.Page, translate.EncodeCursor, legacy.Body.AppendPage) must
 // be declared: a function, a type, a variable, a constant or a method of
-// that name, in the
-// package the name starts with when it starts with one. It returns the
+// that name, in the package the name starts with when it starts with one.
+// It returns the
 // names that are not real, so a page that describes the code cannot
 // outlive a rename.
 func Names(root, page string) (missing []string, err error) {
