@@ -16,9 +16,8 @@ import (
 // name (Engine.Page, translate.EncodeCursor, legacy.Body.AppendPage) must
 // be declared: a function, a type, a variable, a constant or a method of
 // that name, in the package the name starts with when it starts with one.
-// It returns the
-// names that are not real, so a page that describes the code cannot
-// outlive a rename.
+// It returns the names that are not real, so a page that describes the
+// code cannot outlive a rename.
 func Names(root, page string) (missing []string, err error) {
 	raw, err := os.ReadFile(page)
 	if err != nil {
