@@ -80,14 +80,6 @@ type Page struct {
 	// read-ahead window that did not hold the whole page; the rest were
 	// read from the backend, stitched on the last of them.
 	Head int
-
-	// nextAt, when not 0, is one past the offset of the page's last
-	// record, and nextID the id after it, for the index (see cutFrom).
-	nextAt int
-	nextID string
-	// head, on a page WindowStore.cut gave as a head, is the window its
-	// records come from; the engine reads the rest of the page.
-	head *StoredWindow
 }
 
 // Engine serves keyset pages (records after an id) from a backend that
@@ -222,16 +214,12 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if c.Continues {
 		walk.pace(req, c.Made, now)
 	}
-	var head *Page // a window's records after the cursor, short of the page
-	if c.Page != nil && !c.Head {
-		pg := c.Page
-		e.cutFrom(req, pg)
-		store.Walked(req.List, e.walked(pg, pg.Stored.arrived, now, walk, pg.Stored, nil))
+	if w := c.Window; w != nil && w.holds(c.From, req.Size) {
+		pg := e.cutPage(req, w, c.From)
+		store.Walked(req.List, e.walked(pg, w.arrived, now, walk, w, nil))
 		return pg, nil
 	}
-	if c.Head {
-		head = c.Page
-	}
+	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
 	ahead := walk.readahead(req, c.Continues, ttl)
 	var (
 		pg    *Page
@@ -240,10 +228,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		err   error
 	)
 	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, head)
+		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, h)
 	}
 	if pg == nil && err == nil {
-		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, head)
+		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, h)
 	}
 	if err != nil {
 		return nil, err
@@ -254,11 +242,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if run != nil {
 		e.keepBytes(f, run)
 	}
-	var from *StoredWindow
-	if head != nil {
-		from = head.head
-	}
-	store.Walked(req.List, e.walked(pg, now, now, walk, from, run))
+	store.Walked(req.List, e.walked(pg, now, now, walk, h.w, run))
 	return pg, nil
 }
 
@@ -302,15 +286,13 @@ func (e *Engine) now() time.Time {
 // ahead records more in each call when a walk continues, after calls
 // already made for the page. It returns the answer to keep as a read-ahead
 // window, if any.
-func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, head *Page) (*Page, *StoredWindow, error) {
+func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, h head) (*Page, *StoredWindow, error) {
 	var r pageRead
 	if err := r.start(e, f, ls, req); err != nil {
 		return nil, nil, err
 	}
 	r.ahead, r.pg.Calls = ahead, calls
-	if head != nil {
-		r.startFrom(head)
-	}
+	r.startFrom(h)
 	defer r.learnAnswer(nil) // a page that fails still teaches the index
 
 	for {

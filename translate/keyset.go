@@ -113,7 +113,7 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // fetcher's first). The page is not cut: it holds the lookahead record
 // when more follow. long says an answer held more records than asked, and
 // ended that the answers showed the list's end.
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
@@ -125,15 +125,15 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	pg := &Page{Source: -1, Keyset: true}
 	after := req.After
 	var overlap string // a record the next answer must hold first: the head's last
-	if head != nil {
-		n := len(head.IDs)
-		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, n // capped: the next take copies
+	if ids := h.ids(); len(ids) > 0 {
+		h.start(pg)
 		// Anchored one record before the head's last, which the answer
 		// must then hold first: a backend whose condition skips records
 		// above an anchor shows it on a record the window holds.
-		overlap = head.IDs[n-1]
+		n := len(ids)
+		overlap = ids[n-1]
 		if n > 1 {
-			after = head.IDs[n-2]
+			after = ids[n-2]
 		}
 	}
 	var (

@@ -105,25 +105,51 @@ func (r *pageRead) plan() Window {
 	return r.p.next(s, r.offset, r.want-len(r.pg.IDs), r.ahead)
 }
 
-// startFrom starts the page with a window's records after the cursor,
-// fewer than the page and the record after it (head): the page goes on
-// as a page read in several calls does, with a call stitched on the
-// head's last record, whose place that call must confirm. A keyset
-// window, which has no offsets to stitch by, or one whose last record no
-// page the backend serves can overlap, is not used: the page is read as
-// any page is.
-func (r *pageRead) startFrom(head *Page) {
-	w, n := head.head, len(head.IDs)
-	lastOff := w.start + len(w.ids) - 1
-	if w.start < 0 || n == 0 || !r.p.canOverlap(lastOff) {
+// head is the records a stored window holds after a cursor, from its
+// record k on, when they are fewer than the page and the record after
+// it: the page starts with them, and the engine reads the rest from the
+// backend, by keyset or by offset, in calls stitched on them. The zero
+// head is none.
+type head struct {
+	w *StoredWindow
+	k int
+}
+
+// ids returns the head's records' ids.
+func (h head) ids() []string {
+	if h.w == nil {
+		return nil
+	}
+	return h.w.ids[h.k:]
+}
+
+// start starts pg with the head's records.
+func (h head) start(pg *Page) {
+	n := len(h.w.ids)
+	pg.IDs, pg.Head = h.w.ids[h.k:n:n], n-h.k // capped: the next take copies
+	if h.w.records != nil {
+		pg.Records = h.w.records[h.k:n:n]
+	}
+}
+
+// startFrom starts the page with a head: the page goes on as a page read
+// in several calls does, with a call stitched on the head's last record,
+// whose place that call must confirm. A keyset window, which has no
+// offsets to stitch by, or one whose last record no page the backend
+// serves can overlap, is not used: the page is read as any page is.
+func (r *pageRead) startFrom(h head) {
+	w, ids := h.w, h.ids()
+	n := len(ids)
+	if w == nil || w.start < 0 || n == 0 || !r.p.canOverlap(w.start+len(w.ids)-1) {
 		return
 	}
-	r.pg.IDs, r.pg.Records, r.pg.Head = head.IDs, head.Records, n // capped: the next take copies
+	lastOff := w.start + len(w.ids) - 1
+	h.start(r.pg)
 	r.takenOff = make([]int, 0, r.want)
 	for k := range n {
 		r.takenOff = append(r.takenOff, lastOff-n+1+k)
 	}
-	last := head.IDs[n-1]
+	last := ids[n-1]
 	r.s.init(r.e.Order, last, &hint{lo: sample{off: lastOff, id: last}, hasLo: true, end: r.s.end})
 	r.offset = -1
 }

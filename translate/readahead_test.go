@@ -279,7 +279,22 @@ func keepFor(s *MemoryStore, list, after string, w *StoredWindow, now time.Time)
 
 // cutPage is MemoryStore.Cut's page, whole or head.
 func cutPage(s *MemoryStore, list, after string, size int, now time.Time) *Page {
-	return s.Cut(list, CutQuery{After: after, Size: size, Now: now}).Page
+	pg, _ := cutOf(s.Cut(list, CutQuery{After: after, Size: size, Now: now}), size)
+	return pg
+}
+
+// cutOf is the page the engine takes from a cut, whole or, when head, only
+// the head its window holds.
+func cutOf(c CutResult, size int) (pg *Page, isHead bool) {
+	if c.Window == nil {
+		return nil, false
+	}
+	if c.Window.holds(c.From, size) {
+		return (&Engine{}).cutPage(Request{Size: size}, c.Window, c.From), false
+	}
+	pg = &Page{Source: -1}
+	head{c.Window, c.From}.start(pg)
+	return pg, true
 }
 
 // TestMemoryStoreBounds: memory is bounded, counting lists, chain entries
@@ -345,12 +360,12 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	s.Walked("l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
 	c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
 	assert.True(t, c.Continues, "the cursor continues a walk")
-	assert.Nil(t, c.Page, "the window was read before the walk's last page")
+	assert.Nil(t, c.Window, "the window was read before the walk's last page")
 	s.Walked("l", Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
 	assert.Nil(t, cutPage(s, "l", "30", 2, now.Add(2*time.Millisecond)), "the latest time of the pages that ended at 30 holds")
 	c = s.Cut("l", CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
 	assert.False(t, c.Continues, "the chain entry lives for the TTL")
-	assert.Nil(t, c.Page)
+	assert.Nil(t, c.Window)
 }
 
 // TestWindowCut: what a window holds, and what it does not.
@@ -385,7 +400,7 @@ func TestWindowCut(t *testing.T) {
 			}
 			keepFor(s, "l", tc.after, w, now)
 			c := s.Cut("l", CutQuery{After: tc.after, Size: tc.size, Now: now})
-			pg, head := c.Page, c.Head
+			pg, head := cutOf(c, tc.size)
 			if tc.want == nil {
 				assert.Nil(t, pg)
 				return
@@ -396,7 +411,7 @@ func TestWindowCut(t *testing.T) {
 			wantHead := strings.Contains(tc.name, "a head")
 			assert.Equal(t, wantHead, head, "a head, for the engine to read the rest")
 			assert.Equal(t, !wantHead, pg.Stored != nil, "a page cut whole names its window")
-			assert.Equal(t, wantHead, pg.head != nil)
+			assert.Equal(t, wantHead, head && c.Window != nil, "a head names its window")
 			assert.Equal(t, int64(map[bool]int{false: 1, true: 0}[wantHead]), s.Stats().Served, "a head is not a page served")
 			pg = cutPage(s, "l", tc.after, tc.size, now.Add(time.Second))
 			assert.Nil(t, pg, "not past the TTL")
