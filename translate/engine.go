@@ -31,7 +31,7 @@ type Releaser interface {
 // becomes a read-ahead window: the fetcher must then never reuse that
 // answer's memory, and returns what its caller needs to compose pages
 // from the answer later (opaque to the engine; see StoredWindow.Source)
-// and the answer's size in bytes, which the WindowStore's bound counts.
+// and the answer's size in bytes, which the ListStore's bound counts.
 type Keeper interface {
 	Keep(call int) (source any, bytes int)
 }
@@ -194,14 +194,15 @@ func (e *BackendError) Error() string {
 // and check the answer, settle the cursor's place, take the records,
 // stitch the next call on) are pageRead's methods, in page.go.
 //
-// The page is planned in three steps, the seam between read-ahead and the
-// backend's dialect: the window the page wants (its records, and more
-// when a walk continues: readahead), whether a stored window already holds
-// it (cut; a window that holds only the first of its records gives them
-// as the page's head, and the backend is asked for the rest), and how the
-// backend is asked: by keyset (records above the cursor) where the backend
-// takes that and the cursor id is safe to write into its query, else by
-// page or offset (offsetPage).
+// The page is read in three steps, the seam between read-ahead and the
+// backend's dialect (run.go): find the span that covers the cursor (the
+// store's Cut: a read-ahead window the walk rule admits), take its records
+// after the cursor (the whole page, or a head), and stitch the rest on
+// from the backend, by keyset (records above the cursor, or above the
+// head's records) where the backend takes that and the id is safe to
+// write into its query, else by page or offset (offsetPage). A walk that
+// continues reads ahead in those calls (readahead), and the last answer
+// becomes its next window.
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)

@@ -239,7 +239,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			// an id of an earlier answer of this page, whose memory the
 			// fetcher reuses once the page is done: the window keeps a
 			// copy.
-			run = &StoredWindow{ids: ids, records: recs, floor: strings.Clone(after), ended: ended, start: -1, call: pg.Calls - 1}
+			run = &StoredWindow{span: span{ids: ids, records: recs, floor: strings.Clone(after), ended: ended, start: -1, call: pg.Calls - 1}}
 		}
 		if take > 0 {
 			if pg.Source < 0 {

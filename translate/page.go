@@ -47,17 +47,13 @@ type pageRead struct {
 	hasCursorAt bool
 }
 
-// answer is one backend answer as the page reads it: its window, what it
-// says of the backend's page sizes, and the number of its call.
+// answer is one backend answer as the page reads it: its span, and what
+// it says of the backend's page sizes. The span ended the list when the
+// verdict says so.
 type answer struct {
-	b    Batch
-	w    Window
-	v    verdict
-	call int
+	span
+	v verdict
 }
-
-// short reports whether the answer ended the list.
-func (a *answer) short() bool { return a.v == ended || a.v == endedSomewhere }
 
 // start checks the request and sets the page up. A pageRead lives on
 // Page's stack, with the search it holds.
@@ -103,33 +99,6 @@ func (r *pageRead) plan() Window {
 		s = &r.s
 	}
 	return r.p.next(s, r.offset, r.want-len(r.pg.IDs), r.ahead)
-}
-
-// head is the records a stored window holds after a cursor, from its
-// record k on, when they are fewer than the page and the record after
-// it: the page starts with them, and the engine reads the rest from the
-// backend, by keyset or by offset, in calls stitched on them. The zero
-// head is none.
-type head struct {
-	w *StoredWindow
-	k int
-}
-
-// ids returns the head's records' ids.
-func (h head) ids() []string {
-	if h.w == nil {
-		return nil
-	}
-	return h.w.ids[h.k:]
-}
-
-// start starts pg with the head's records.
-func (h head) start(pg *Page) {
-	n := len(h.w.ids)
-	pg.IDs, pg.Head = h.w.ids[h.k:n:n], n-h.k // capped: the next take copies
-	if h.w.records != nil {
-		pg.Records = h.w.records[h.k:n:n]
-	}
 }
 
 // startFrom starts the page with a head: the page goes on as a page read
@@ -181,7 +150,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	if err != nil {
 		return a, false, err
 	}
-	a = answer{b: b, w: w, v: v, call: r.pg.Calls - 1}
+	a = answer{span{ids: b.IDs, records: b.Records, start: w.Start, ended: v == ended || v == endedSomewhere, call: r.pg.Calls - 1}, v}
 	p := &r.p
 	if h := p.held; h != nil {
 		// This call re-read the page before a held answer: if it still
@@ -195,7 +164,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 			return a, false, nil
 		}
 		p.edgeChecked = true
-		return answer{b: h.b, w: h.w, v: h.v, call: h.call}, true, nil
+		return *h, true, nil
 	}
 	if v == unplaced || v == endedSomewhere && r.offset >= 0 {
 		// Records from an offset the engine cannot know: ask again
@@ -219,7 +188,7 @@ func (r *pageRead) learnAnswer(extra []sample) {
 	}
 	r.hasUnlearned = false
 	a := &r.unlearned
-	r.e.learn(r.req.List, a.b.IDs, a.w.Start, a.short(), extra)
+	r.e.learn(r.req.List, a.ids, a.start, a.ended, extra)
 }
 
 // settle finds where the records after the cursor start in the answer:
@@ -228,7 +197,7 @@ func (r *pageRead) learnAnswer(extra []sample) {
 // at or below the cursor and does not start the list, or holds none after
 // it and does not end the list); the search then narrows with it.
 func (r *pageRead) settle(a answer) (below int, ok bool) {
-	start, ids := a.w.Start, a.b.IDs
+	start, ids := a.start, a.ids
 	if r.offset >= 0 {
 		return min(r.offset-start, len(ids)), true
 	}
@@ -236,10 +205,11 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		return r.e.Order.Compare(ids[i], r.s.cursor) > 0
 	})
 	edge := below == 0 && start > 0 && r.p.adjacent(start)
-	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.short())
+	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.ended)
 	if settled && edge && !r.p.edgeChecked {
 		// Adjacent only by offsets: hold it, re-read the page before.
-		r.p.held = &heldAnswer{b: a.b, w: a.w, v: a.v, call: a.call}
+		held := a
+		r.p.held = &held
 		return 0, false
 	}
 	r.p.edgeChecked = false
@@ -252,7 +222,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		if below == len(ids) {
 			r.p.endedBelow(start, ids)
 		}
-		if r.s.observe(start, ids, below, a.short()) {
+		if r.s.observe(start, ids, below, a.ended) {
 			r.pg.Relocations++
 		}
 		r.release(a.call) // observe kept copies of what it needs
@@ -264,7 +234,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 // take adds the answer's records after the cursor to the page, and reports
 // whether the page is done: full with its lookahead, or at the list's end.
 func (r *pageRead) take(a answer, below int) (done bool) {
-	pg, ids, start := r.pg, a.b.IDs, a.w.Start
+	pg, ids, start := r.pg, a.ids, a.start
 	if pg.Source < 0 {
 		pg.Source = a.call
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
@@ -281,33 +251,33 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 		// Most pages come from one answer: share its slices, capped so
 		// that a stitched call appends to a copy, not into the answer.
 		pg.IDs = ids[below : below+take : below+take]
-		if a.b.Records != nil {
-			pg.Records = a.b.Records[below : below+take : below+take]
+		if a.records != nil {
+			pg.Records = a.records[below : below+take : below+take]
 		}
 		r.takenOff = make([]int, 0, r.want)
 	} else {
 		pg.IDs = append(pg.IDs, ids[below:below+take]...)
-		if a.b.Records != nil {
-			pg.Records = append(pg.Records, a.b.Records[below:below+take]...)
+		if a.records != nil {
+			pg.Records = append(pg.Records, a.records[below:below+take]...)
 		}
 	}
 	for k := range take {
 		r.takenOff = append(r.takenOff, start+below+k)
 	}
-	return len(pg.IDs) == r.want || below+take == len(ids) && a.short()
+	return len(pg.IDs) == r.want || below+take == len(ids) && a.ended
 }
 
 // stitch plans the page's next answer after one that ended before the
 // page did: a search from the last record taken, whose place the next
 // answer must confirm, so that the two overlap on it.
 func (r *pageRead) stitch(a answer) error {
-	start := a.w.Start
-	r.p.endedBelow(start, a.b.IDs)
+	start := a.start
+	r.p.endedBelow(start, a.ids)
 	last := len(r.pg.IDs) - 1
 	if last < 0 {
 		// Offset mode met an answer that ended before the offset without
 		// being short; read on from where it ended.
-		r.offset = start + len(a.b.IDs)
+		r.offset = start + len(a.ids)
 		return nil
 	}
 	if !r.p.canOverlap(r.takenOff[last]) {
@@ -332,19 +302,17 @@ func (r *pageRead) stitch(a answer) error {
 // finish cuts the page.
 func (r *pageRead) window() *StoredWindow {
 	a, below := &r.last, r.lastBelow
-	if r.ahead == 0 || r.req.After == "" || a.b.IDs == nil || below == 0 && a.w.Start != 0 {
+	if r.ahead == 0 || r.req.After == "" || a.ids == nil || below == 0 && a.start != 0 {
 		return nil
 	}
-	ids := a.b.IDs
-	ended := a.short()
-	if len(ids)-below-r.lastTook < 1 && !ended {
+	if len(a.ids)-below-r.lastTook < 1 && !a.ended {
 		return nil // nothing past the page's lookahead
 	}
-	w := &StoredWindow{ids: ids, records: a.b.Records, ended: ended, start: a.w.Start, call: a.call}
-	if a.w.Start == 0 {
+	w := &StoredWindow{span: a.span}
+	if a.start == 0 {
 		w.fromStart = true
 	} else {
-		w.floor = ids[0]
+		w.floor = a.ids[0]
 	}
 	return w
 }
@@ -375,7 +343,7 @@ func (r *pageRead) finish() *Page {
 		return pg
 	}
 	if a := &r.unlearned; r.hasUnlearned && a.call == pg.Source &&
-		extra[0].off >= a.w.Start && extra[len(extra)-1].off < a.w.Start+len(a.b.IDs) {
+		extra[0].off >= a.start && extra[len(extra)-1].off < a.start+len(a.ids) {
 		r.learnAnswer(extra)
 		return pg
 	}

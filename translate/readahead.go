@@ -88,55 +88,6 @@ func (w *Walk) readahead(req Request, continues bool, ttl time.Duration) int {
 	return size - page
 }
 
-// StoredWindow is one backend answer kept as a read-ahead window.
-type StoredWindow struct {
-	ids     []string
-	records [][]byte
-	// The run holds every record of the list above floor (or from the
-	// list's start) up to its last id, as the backend held them.
-	floor     string
-	fromStart bool
-	ended     bool // the list ended after the run
-	start     int  // the offset of ids[0]; -1 for a keyset answer
-	call      int  // the call that read it, for Keeper.Keep
-
-	list    *storedList
-	arrived time.Time // when the page whose call read it began
-	bytes   int64
-	source  any
-	// unread is how many of its records followed the page that read it,
-	// and read how many of those pages took since; tip is the chain
-	// entry of the last page served from it, which a drop of the window
-	// mostly unread backs off (see Walk).
-	unread, read int
-	tip          string
-}
-
-// Source is what the fetcher's Keeper returned for the window's answer.
-func (w *StoredWindow) Source() any { return w.source }
-
-// holds reports whether the window's records from k on hold a page of
-// size records and the one after it, or run to the list's end: the page
-// is then cut whole from it. Fewer are a head (see MemoryStore.cut).
-func (w *StoredWindow) holds(k, size int) bool { return len(w.ids)-k > size || w.ended }
-
-// cutPage cuts the page from the window's records from k on, which hold
-// it. When the window runs out at the next page, the index learns where
-// this page ends, so that the next page, read from the backend, finds its
-// cursor in one call.
-func (e *Engine) cutPage(req Request, w *StoredWindow, k int) *Page {
-	rest := len(w.ids) - k
-	n := min(rest, req.Size)
-	pg := &Page{IDs: w.ids[k : k+n : k+n], More: rest > req.Size, Source: -1, Stored: w}
-	if w.records != nil {
-		pg.Records = w.records[k : k+n : k+n]
-	}
-	if at := w.start + k + n; w.start >= 0 && pg.More && rest-n <= req.Size && !w.ended && n > 0 {
-		e.Index.learn(req.List, []sample{{at - 1, w.ids[at-w.start-1]}, {at, w.ids[at-w.start]}}, at+1, -1)
-	}
-	return pg
-}
-
 // keepBytes readies the answer a page was read ahead in to be kept as a
 // window, once the fetcher has let go of its memory, and counts what it
 // keeps alive: what the Keeper says it holds, or the ids and records with

@@ -308,7 +308,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 		for i := range ids {
 			ids[i] = strconv.Itoa(first + i)
 		}
-		return &StoredWindow{ids: ids, floor: ids[0], start: first, ended: true, bytes: int64(n)}
+		return &StoredWindow{span: span{ids: ids, floor: ids[0], start: first, ended: true}, bytes: int64(n)}
 	}
 	probe := NewMemoryStore(Numeric, time.Second, 1<<20)
 	keepFor(probe, "a", "100", window(100, 40), now)
@@ -354,7 +354,7 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ids := []string{"10", "20", "30", "40", "50", "60"}
 	s := NewMemoryStore(Numeric, time.Second, 1<<20)
-	keepFor(s, "l", "10", &StoredWindow{ids: ids, floor: "10", start: -1}, now)
+	keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
 	s.Walked("l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
@@ -394,7 +394,7 @@ func TestWindowCut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewMemoryStore(Numeric, time.Second, 1<<20)
-			w := &StoredWindow{ids: ids, fromStart: tc.fromStart, ended: tc.ended, start: -1, bytes: 6}
+			w := &StoredWindow{span: span{ids: ids, fromStart: tc.fromStart, ended: tc.ended, start: -1}, bytes: 6}
 			if !tc.fromStart {
 				w.floor = "10"
 			}
