@@ -140,6 +140,27 @@ type Engine struct {
 // DefaultMaxCalls is the call budget of a page when Engine.MaxCalls is 0.
 const DefaultMaxCalls = 64
 
+// budget stops a page whose client left, or that made the calls allowed.
+func (e *Engine) budget(ctx context.Context, calls int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return e.callLimit(calls)
+}
+
+// callLimit stops a page that made the calls allowed: MaxCalls, or
+// DefaultMaxCalls when it is 0.
+func (e *Engine) callLimit(calls int) error {
+	n := e.MaxCalls
+	if n < 1 {
+		n = DefaultMaxCalls
+	}
+	if calls >= n {
+		return &CallLimitError{Calls: calls}
+	}
+	return nil
+}
+
 // CallLimitError is returned when a page needed more backend calls than
 // allowed, which happens only when records move faster than the search.
 type CallLimitError struct{ Calls int }
@@ -217,7 +238,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	}
 	if w := c.Window; w != nil && w.holds(c.From, req.Size) {
 		pg := e.cutPage(req, w, c.From)
-		store.Walked(req.List, e.walked(pg, w.arrived, now, walk, w, nil))
+		store.Walked(req.List, e.walked(pg, w.at, now, walk, w, nil))
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
@@ -297,7 +318,7 @@ func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	defer r.learnAnswer(nil) // a page that fails still teaches the index
 
 	for {
-		if err := r.budget(ctx); err != nil {
+		if err := e.budget(ctx, r.pg.Calls); err != nil {
 			return nil, nil, err
 		}
 		a, ok, err := r.read(ctx, r.plan())

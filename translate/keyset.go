@@ -117,10 +117,6 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
-	maxCalls := e.MaxCalls
-	if maxCalls < 1 {
-		maxCalls = DefaultMaxCalls
-	}
 	want := req.Size + 1
 	pg := &Page{Source: -1, Keyset: true}
 	after := req.After
@@ -141,11 +137,8 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		suspect = -1          // a short answer's length not yet explained: a clamp, or the end
 	)
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := e.budget(ctx, pg.Calls); err != nil {
 			return nil, nil, 0, false, false, err
-		}
-		if pg.Calls == maxCalls {
-			return nil, nil, 0, false, false, &CallLimitError{Calls: pg.Calls}
 		}
 		if after != req.After && e.Keyset(after) != nil {
 			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset

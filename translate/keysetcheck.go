@@ -197,12 +197,8 @@ func (e *Engine) keysetAgain(ctx context.Context, f Fetcher, ls *listState, req 
 		ask++
 	}
 	w := Window{Start: -1, Size: max(min(ask, ls.sizes.view(e.MaxPageSize).limit), 2), After: after}
-	maxCalls := e.MaxCalls
-	if maxCalls < 1 {
-		maxCalls = DefaultMaxCalls
-	}
-	if call >= maxCalls {
-		return nil, &CallLimitError{Calls: call}
+	if err := e.callLimit(call); err != nil {
+		return nil, err
 	}
 	b, err := f.Fetch(ctx, w)
 	if err != nil {

@@ -195,7 +195,7 @@ func (s *MemoryStore) cut(l *storedList, after string, size int, at time.Time) (
 		partK int
 	)
 	for _, w := range l.windows {
-		if w.arrived.Before(at) {
+		if w.at.Before(at) {
 			break // newest first: every window from here was read before the walk's last page
 		}
 		if !w.fromStart && s.order.Compare(after, w.floor) < 0 {
@@ -262,11 +262,11 @@ func (s *MemoryStore) Walked(name string, p Walked) {
 
 // keep adds w, read by the page p, to l. The caller holds s.mu.
 func (s *MemoryStore) keep(l *storedList, w *StoredWindow, p Walked, id string) {
-	w.list, w.arrived, w.tip = l, p.Now, id
+	w.list, w.at, w.tip = l, p.Now, id
 	w.bytes += windowBytes
 	w.unread = len(w.ids) - sort.Search(len(w.ids), func(i int) bool { return s.order.Compare(w.ids[i], p.Last) > 0 })
 	i := 0
-	for i < len(l.windows) && !l.windows[i].arrived.Before(w.arrived) {
+	for i < len(l.windows) && !l.windows[i].at.Before(w.at) {
 		i++
 	}
 	l.windows = append(l.windows, nil)
@@ -280,7 +280,7 @@ func (s *MemoryStore) keep(l *storedList, w *StoredWindow, p Walked, id string) 
 // expire drops l's windows and chain entries past the TTL. The caller
 // holds s.mu.
 func (s *MemoryStore) expire(l *storedList, now time.Time) {
-	for n := len(l.windows); n > 0 && now.Sub(l.windows[n-1].arrived) >= s.ttl; n = len(l.windows) {
+	for n := len(l.windows); n > 0 && now.Sub(l.windows[n-1].at) >= s.ttl; n = len(l.windows) {
 		s.drop(l, l.windows[n-1], true)
 	}
 	for len(l.queue) > 0 && now.Sub(l.queue[0].made) >= s.ttl {

@@ -18,7 +18,6 @@ type pageRead struct {
 	rel      Releaser // nil when f cannot free answers early
 	req      Request
 	want     int // the page and one record more, to know if more exist
-	maxCalls int
 	pg       *Page
 	takenOff []int // the offset of each record taken
 	p        planner
@@ -58,11 +57,8 @@ type answer struct {
 // start checks the request and sets the page up. A pageRead lives on
 // Page's stack, with the search it holds.
 func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error {
-	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1, maxCalls: e.MaxCalls,
+	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1,
 		pg: &Page{Source: -1}, p: e.newPlanner(&ls.sizes, req.List), offset: req.Offset}
-	if r.maxCalls < 1 {
-		r.maxCalls = DefaultMaxCalls
-	}
 	r.rel, _ = f.(Releaser)
 	if req.After != "" {
 		if err := e.Order.Check(req.After); err != nil {
@@ -72,17 +68,6 @@ func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error
 		h := e.Index.lookup(req.List, req.After)
 		r.s.init(e.Order, req.After, &h)
 		r.pg.IndexHit = r.s.exact()
-	}
-	return nil
-}
-
-// budget stops a page whose client left or that used up its calls.
-func (r *pageRead) budget(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if r.pg.Calls == r.maxCalls {
-		return &CallLimitError{Calls: r.pg.Calls}
 	}
 	return nil
 }

@@ -21,19 +21,19 @@ type span struct {
 	// the list's start) up to its last id: the cursors it can serve.
 	floor     string
 	fromStart bool
-	ended     bool // the list ended after the span
-	call      int  // the page's call that read it (Keeper, Releaser)
+	ended     bool      // the list ended after the span
+	call      int       // the page's call that read it (Keeper, Releaser)
+	at        time.Time // when the page that read it began; set when kept
 }
 
 // StoredWindow is one backend answer kept as a read-ahead window: a span,
-// with when it was read and what the store keeps of it.
+// with what the store keeps of it.
 type StoredWindow struct {
 	span
 
-	list    *storedList
-	arrived time.Time // when the page whose call read it began
-	bytes   int64
-	source  any
+	list   *storedList
+	bytes  int64
+	source any
 	// unread is how many of its records followed the page that read it,
 	// and read how many of those pages took since; tip is the chain
 	// entry of the last page served from it, which a drop of the window
@@ -48,7 +48,7 @@ func (w *StoredWindow) Source() any { return w.source }
 // holds reports whether the span's records from k on hold a page of
 // size records and the one after it, or run to the list's end: the page
 // is then cut whole from it. Fewer are a head (see MemoryStore.cut).
-func (w *StoredWindow) holds(k, size int) bool { return len(w.ids)-k > size || w.ended }
+func (s *span) holds(k, size int) bool { return len(s.ids)-k > size || s.ended }
 
 // cutPage cuts the page from the window's records from k on, which hold
 // it. When the window runs out at the next page, the index learns where
