@@ -238,17 +238,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			if pg.Source < 0 {
 				pg.Source = pg.Calls - 1
 			}
-			if len(pg.IDs) == 0 {
-				pg.IDs = ids[:take:take]
-				if recs != nil {
-					pg.Records = recs[:take:take]
-				}
-			} else {
-				pg.IDs = append(pg.IDs, ids[:take]...)
-				if recs != nil {
-					pg.Records = append(pg.Records, recs[:take]...)
-				}
-			}
+			pg.add(ids, recs, 0, take)
 		}
 		if len(pg.IDs) == want || ended {
 			break

@@ -233,19 +233,9 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 	take := min(len(ids)-below, r.want-len(pg.IDs))
 	r.last, r.lastBelow, r.lastTook = a, below, take
 	if len(pg.IDs) == 0 && take > 0 {
-		// Most pages come from one answer: share its slices, capped so
-		// that a stitched call appends to a copy, not into the answer.
-		pg.IDs = ids[below : below+take : below+take]
-		if a.records != nil {
-			pg.Records = a.records[below : below+take : below+take]
-		}
 		r.takenOff = make([]int, 0, r.want)
-	} else {
-		pg.IDs = append(pg.IDs, ids[below:below+take]...)
-		if a.records != nil {
-			pg.Records = append(pg.Records, a.records[below:below+take]...)
-		}
 	}
+	pg.add(ids, a.records, below, below+take)
 	for k := range take {
 		r.takenOff = append(r.takenOff, start+below+k)
 	}

@@ -87,9 +87,28 @@ func (h head) ids() []string {
 
 // start starts pg with the head's records.
 func (h head) start(pg *Page) {
-	n := len(h.w.ids)
-	pg.IDs, pg.Head = h.w.ids[h.k:n:n], n-h.k // capped: the next take copies
-	if h.w.records != nil {
-		pg.Records = h.w.records[h.k:n:n]
+	pg.add(h.w.ids, h.w.records, h.k, len(h.w.ids))
+	pg.Head = len(pg.IDs)
+}
+
+// add adds the records [i, j) of an answer's ids and records (nil when
+// the fetcher gave none) to the page. Most pages come from one answer:
+// the first records added share its slices, capped, so that records added
+// after them are appended to a copy, never into the answer, which a
+// read-ahead window shares with other pages.
+func (pg *Page) add(ids []string, records [][]byte, i, j int) {
+	if i == j {
+		return
+	}
+	if len(pg.IDs) == 0 {
+		pg.IDs = ids[i:j:j]
+		if records != nil {
+			pg.Records = records[i:j:j]
+		}
+		return
+	}
+	pg.IDs = append(pg.IDs, ids[i:j]...)
+	if records != nil {
+		pg.Records = append(pg.Records, records[i:j]...)
 	}
 }
