@@ -71,7 +71,7 @@ func (f *fetcher) free() {
 		return
 	}
 	f.release()
-	*f = fetcher{} // drops the request, the bodies and the room's pointers
+	*f = fetcher{} // drops the request, the answers and the room's pointers
 	fetcherPool.Put(f)
 }
 
