@@ -8,7 +8,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/helpdesk-gateway/gateway/legacy"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // A page reads one or more backend answers and writes one page; both are
@@ -31,6 +30,10 @@ type answerBuf struct {
 	// answer is the sub-request's writer, kept with the buffer so that
 	// neither it nor its header map is made anew for each call.
 	answer capture
+
+	// kept says Keep handed the answer to a read-ahead window: its bytes
+	// are shared from then on, and only read (see page).
+	kept bool
 }
 
 // newCapture readies the buffer's capture for a call: the body appends to
@@ -68,7 +71,7 @@ func (f *fetcher) free() {
 		return
 	}
 	f.release()
-	*f = fetcher{} // drops the request, the bodies and the room's pointers
+	*f = fetcher{} // drops the request, the answers and the room's pointers
 	fetcherPool.Put(f)
 }
 
@@ -92,8 +95,8 @@ func (f *fetcher) Release(call int) {
 	a := f.answers[call]
 	f.answers[call] = nil
 	f.held -= len(a.raw)
-	if call < len(f.bodies) {
-		f.bodies[call], f.headers[call] = nil, nil
+	if call < len(f.read) {
+		f.read[call] = nil
 	}
 	if cap(a.raw) <= maxPooledBuffer {
 		// Drop the ids and records of this answer, so that a buffer
@@ -116,7 +119,7 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 	a := f.answers[call]
 	f.answers[call] = nil
 	f.held -= len(a.raw)
-	f.kept = call + 1
+	a.kept = true
 	// The buffer itself, its bytes, the backing arrays of its ids and
 	// records (strings and slices are 16 and 24 bytes each), each id the
 	// parser decoded into a string of its own, and the header map.
@@ -146,12 +149,22 @@ func within(s string, raw []byte) bool {
 	return p >= b && p < b+uintptr(cap(raw))
 }
 
-// shared reports whether a page's answer is shared with other requests:
-// a read-ahead window's, or one handed to a window by this request. Such
-// bytes are only read; legacy.Body.PageInPlace, which writes the page's
-// brackets into the answer, must not touch them.
-func (f *fetcher) shared(pg *translate.Page) bool {
-	return pg.Stored != nil || f.kept == pg.Source+1
+// page returns the client's page of records from this answer. The rule
+// that keeps a shared answer intact lives here: the answer of a
+// read-ahead window (kept) is read by other requests, so its page is
+// composed in a pooled buffer, which the caller gives back with
+// putPageBuffer once written; an answer this request alone reads may
+// have the page's brackets written into its own bytes
+// (legacy.Body.PageInPlace), and buf is then nil.
+func (a *answerBuf) page(records [][]byte) (out []byte, buf *[]byte) {
+	if !a.kept {
+		if out, ok := a.body.PageInPlace(records); ok {
+			return out, nil
+		}
+	}
+	buf = pageBuffer(a.body.PageSize(records))
+	*buf = a.body.AppendPage(*buf, records)
+	return *buf, buf
 }
 
 // pageBuffer returns an empty buffer with room for n bytes, to be given

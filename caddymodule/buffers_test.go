@@ -126,3 +126,29 @@ func TestFetchAllocations(t *testing.T) {
 	assert.LessOrEqual(t, allocs, 6.0)
 	assert.Equal(t, []string{"gzip"}, r.Header.Values("Accept-Encoding"), "the sub-request's identity is its own clone's, never the client's")
 }
+
+// TestKeptAnswerIsOnlyRead: the page of an answer this request alone
+// reads is written into the answer's own bytes; once Keep has handed the
+// answer to a read-ahead window, which other requests read at once, its
+// page is composed in a buffer and the answer's bytes stay as they came.
+func TestKeptAnswerIsOnlyRead(t *testing.T) {
+	const body = `[{"id":1},{"id":2},{"id":3},{"id":4}]`
+	for _, keep := range []bool{false, true} {
+		t.Run("kept="+strconv.FormatBool(keep), func(t *testing.T) {
+			a := &answerBuf{raw: []byte(body)}
+			require.NoError(t, a.body.Parse(a.raw, "", "id"))
+			f := &fetcher{answers: []*answerBuf{a}, read: []*answerBuf{a}}
+			if keep {
+				src, _ := f.Keep(0)
+				require.Same(t, a, src)
+			}
+			out, buf := a.page(a.body.Records[1:3])
+			assert.Equal(t, `[{"id":2},{"id":3}]`, string(out))
+			assert.Equal(t, keep, buf != nil, "a kept answer's page is composed in a buffer")
+			assert.Equal(t, keep, string(a.raw) == body, "a kept answer's bytes are never written")
+			if buf != nil {
+				putPageBuffer(buf)
+			}
+		})
+	}
+}

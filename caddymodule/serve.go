@@ -162,7 +162,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			zap.String("endpoint", ep.name), zap.String("cursor_id", req.After), zap.Int("relocations", pg.Relocations))
 	}
 
-	body, header := g.pageSource(f, pg)
+	a := g.pageSource(f, pg)
 	if pg.Stored != nil {
 		ep.m.readahead.Inc()
 	}
@@ -171,22 +171,12 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		cursor = translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])
 	}
 	h := w.Header()
-	g.pageHeaders(h, r, header, q, cursor)
+	g.pageHeaders(h, r, a.answer.header, q, cursor)
 	// Most pages are a run of one bare-array answer's records, written
-	// from the answer's own bytes; others, and pages of an answer that
-	// other requests read too (a read-ahead window), are composed in a
-	// buffer.
-	var (
-		out []byte
-		ok  bool
-	)
-	if !f.shared(pg) {
-		out, ok = body.PageInPlace(pg.Records)
-	}
-	if !ok {
-		buf := pageBuffer(body.PageSize(pg.Records))
+	// from the answer's own bytes; others are composed in a buffer.
+	out, buf := a.page(pg.Records)
+	if buf != nil {
 		defer putPageBuffer(buf)
-		out = body.AppendPage(*buf, pg.Records)
 	}
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
@@ -197,15 +187,14 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	return err
 }
 
-// pageSource returns the backend answer a page is cut from, and its
-// headers: one this request read, or the read-ahead window the page came
-// from (an answer an earlier request of the same caller read).
-func (g *Gateway) pageSource(f *fetcher, pg *translate.Page) (*legacy.Body, http.Header) {
+// pageSource returns the backend answer a page is cut from: one this
+// request read, or the read-ahead window the page came from (an answer an
+// earlier request of the same caller read).
+func (g *Gateway) pageSource(f *fetcher, pg *translate.Page) *answerBuf {
 	if pg.Stored != nil {
-		a := pg.Stored.Source().(*answerBuf)
-		return &a.body, a.answer.header
+		return pg.Stored.Source().(*answerBuf)
 	}
-	return f.bodies[pg.Source], f.headers[pg.Source]
+	return f.read[pg.Source]
 }
 
 // logCursorRequest writes the debug line of one cursor request. The parts

@@ -112,8 +112,7 @@ type fetcher struct {
 	next    caddyhttp.Handler
 	forward string // the client's own parameters
 
-	bodies  []*legacy.Body // one per call, in order
-	headers []http.Header
+	read    []*answerBuf // per call, the answer parsed; nil once released
 	queries []string     // backend queries, for logs
 	answers []*answerBuf // per call, the buffer to give back; nil once given
 
@@ -121,17 +120,11 @@ type fetcher struct {
 	// what a page in flight keeps of its backend answers.
 	held, peak int
 
-	// kept is one more than the call whose answer Keep handed to a
-	// read-ahead window, or 0: that answer's bytes are shared from then
-	// on, and a page is never written into them (see shared).
-	kept int
-
 	// room backs the slices above for the first calls: a sequential walk
-	// makes one call a page, and four slices grown from nil were four
-	// allocations on every page (see useRoom).
+	// makes one call a page, and slices grown from nil were an allocation
+	// each on every page (see useRoom).
 	room struct {
-		bodies  [2]*legacy.Body
-		headers [2]http.Header
+		read    [2]*answerBuf
 		queries [2]string
 		answers [2]*answerBuf
 	}
@@ -139,11 +132,8 @@ type fetcher struct {
 
 // useRoom points the fetcher's empty slices at its own room, once.
 func (f *fetcher) useRoom() {
-	if f.bodies == nil {
-		f.bodies = f.room.bodies[:0]
-	}
-	if f.headers == nil {
-		f.headers = f.room.headers[:0]
+	if f.read == nil {
+		f.read = f.room.read[:0]
 	}
 	if f.queries == nil {
 		f.queries = f.room.queries[:0]
@@ -222,8 +212,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, f.g.dropMembers); err != nil {
 		return translate.Batch{}, err
 	}
-	f.bodies = append(f.bodies, body)
-	f.headers = append(f.headers, answer.header)
+	f.read = append(f.read, buf)
 	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
 }
 

@@ -4,8 +4,10 @@
 // id, by keyset), with what it keeps per list identity (liststore.go: the
 // learned page sizes and keyset trust, the walks it served and the
 // read-ahead windows that serve their next pages from memory; readahead.go
-// for the walk rule, memstore.go for the instance's own store). The ticket-filter grammar lives apart, in
-// package ticketfilter: it shares nothing with paging.
+// for the walk rule, memstore.go for the instance's own store). run.go
+// holds the span, the one kind of answer a page is cut from: a backend
+// call's or a read-ahead window's. The ticket-filter grammar lives apart,
+// in package ticketfilter: it shares nothing with paging.
 //
 // It imports no Caddy code, so everything here can be tested and fuzzed
 // without a server, against an in-memory Fetcher.

@@ -31,7 +31,7 @@ type Releaser interface {
 // becomes a read-ahead window: the fetcher must then never reuse that
 // answer's memory, and returns what its caller needs to compose pages
 // from the answer later (opaque to the engine; see StoredWindow.Source)
-// and the answer's size in bytes, which the WindowStore's bound counts.
+// and the answer's size in bytes, which the ListStore's bound counts.
 type Keeper interface {
 	Keep(call int) (source any, bytes int)
 }
@@ -80,14 +80,6 @@ type Page struct {
 	// read-ahead window that did not hold the whole page; the rest were
 	// read from the backend, stitched on the last of them.
 	Head int
-
-	// nextAt, when not 0, is one past the offset of the page's last
-	// record, and nextID the id after it, for the index (see cutFrom).
-	nextAt int
-	nextID string
-	// head, on a page WindowStore.cut gave as a head, is the window its
-	// records come from; the engine reads the rest of the page.
-	head *StoredWindow
 }
 
 // Engine serves keyset pages (records after an id) from a backend that
@@ -148,6 +140,27 @@ type Engine struct {
 // DefaultMaxCalls is the call budget of a page when Engine.MaxCalls is 0.
 const DefaultMaxCalls = 64
 
+// budget stops a page whose client left, or that made the calls allowed.
+func (e *Engine) budget(ctx context.Context, calls int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return e.callLimit(calls)
+}
+
+// callLimit stops a page that made the calls allowed: MaxCalls, or
+// DefaultMaxCalls when it is 0.
+func (e *Engine) callLimit(calls int) error {
+	n := e.MaxCalls
+	if n < 1 {
+		n = DefaultMaxCalls
+	}
+	if calls >= n {
+		return &CallLimitError{Calls: calls}
+	}
+	return nil
+}
+
 // CallLimitError is returned when a page needed more backend calls than
 // allowed, which happens only when records move faster than the search.
 type CallLimitError struct{ Calls int }
@@ -202,14 +215,15 @@ func (e *BackendError) Error() string {
 // and check the answer, settle the cursor's place, take the records,
 // stitch the next call on) are pageRead's methods, in page.go.
 //
-// The page is planned in three steps, the seam between read-ahead and the
-// backend's dialect: the window the page wants (its records, and more
-// when a walk continues: readahead), whether a stored window already holds
-// it (cut; a window that holds only the first of its records gives them
-// as the page's head, and the backend is asked for the rest), and how the
-// backend is asked: by keyset (records above the cursor) where the backend
-// takes that and the cursor id is safe to write into its query, else by
-// page or offset (offsetPage).
+// The page is read in three steps, the seam between read-ahead and the
+// backend's dialect (run.go): find the span that covers the cursor (the
+// store's Cut: a read-ahead window the walk rule admits), take its records
+// after the cursor (the whole page, or a head), and stitch the rest on
+// from the backend, by keyset (records above the cursor, or above the
+// head's records) where the backend takes that and the id is safe to
+// write into its query, else by page or offset (offsetPage). A walk that
+// continues reads ahead in those calls (readahead), and the last answer
+// becomes its next window.
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
@@ -222,16 +236,12 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if c.Continues {
 		walk.pace(req, c.Made, now)
 	}
-	var head *Page // a window's records after the cursor, short of the page
-	if c.Page != nil && !c.Head {
-		pg := c.Page
-		e.cutFrom(req, pg)
-		store.Walked(req.List, e.walked(pg, pg.Stored.arrived, now, walk, pg.Stored, nil))
+	if w := c.Window; w != nil && w.holds(c.From, req.Size) {
+		pg := e.cutPage(req, w, c.From)
+		store.Walked(req.List, e.walked(pg, w.at, now, walk, w, nil))
 		return pg, nil
 	}
-	if c.Head {
-		head = c.Page
-	}
+	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
 	ahead := walk.readahead(req, c.Continues, ttl)
 	var (
 		pg    *Page
@@ -240,10 +250,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		err   error
 	)
 	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, head)
+		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, h)
 	}
 	if pg == nil && err == nil {
-		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, head)
+		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, h)
 	}
 	if err != nil {
 		return nil, err
@@ -254,11 +264,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if run != nil {
 		e.keepBytes(f, run)
 	}
-	var from *StoredWindow
-	if head != nil {
-		from = head.head
-	}
-	store.Walked(req.List, e.walked(pg, now, now, walk, from, run))
+	store.Walked(req.List, e.walked(pg, now, now, walk, h.w, run))
 	return pg, nil
 }
 
@@ -302,19 +308,17 @@ func (e *Engine) now() time.Time {
 // ahead records more in each call when a walk continues, after calls
 // already made for the page. It returns the answer to keep as a read-ahead
 // window, if any.
-func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, head *Page) (*Page, *StoredWindow, error) {
+func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, h head) (*Page, *StoredWindow, error) {
 	var r pageRead
 	if err := r.start(e, f, ls, req); err != nil {
 		return nil, nil, err
 	}
 	r.ahead, r.pg.Calls = ahead, calls
-	if head != nil {
-		r.startFrom(head)
-	}
+	r.startFrom(h)
 	defer r.learnAnswer(nil) // a page that fails still teaches the index
 
 	for {
-		if err := r.budget(ctx); err != nil {
+		if err := e.budget(ctx, r.pg.Calls); err != nil {
 			return nil, nil, err
 		}
 		a, ok, err := r.read(ctx, r.plan())

@@ -113,27 +113,23 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // fetcher's first). The page is not cut: it holds the lookahead record
 // when more follow. long says an answer held more records than asked, and
 // ended that the answers showed the list's end.
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
-	maxCalls := e.MaxCalls
-	if maxCalls < 1 {
-		maxCalls = DefaultMaxCalls
-	}
 	want := req.Size + 1
 	pg := &Page{Source: -1, Keyset: true}
 	after := req.After
 	var overlap string // a record the next answer must hold first: the head's last
-	if head != nil {
-		n := len(head.IDs)
-		pg.IDs, pg.Records, pg.Head = head.IDs, head.Records, n // capped: the next take copies
+	if ids := h.ids(); len(ids) > 0 {
+		h.start(pg)
 		// Anchored one record before the head's last, which the answer
 		// must then hold first: a backend whose condition skips records
 		// above an anchor shows it on a record the window holds.
-		overlap = head.IDs[n-1]
+		n := len(ids)
+		overlap = ids[n-1]
 		if n > 1 {
-			after = head.IDs[n-2]
+			after = ids[n-2]
 		}
 	}
 	var (
@@ -141,11 +137,8 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		suspect = -1          // a short answer's length not yet explained: a clamp, or the end
 	)
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := e.budget(ctx, pg.Calls); err != nil {
 			return nil, nil, 0, false, false, err
-		}
-		if pg.Calls == maxCalls {
-			return nil, nil, 0, false, false, &CallLimitError{Calls: pg.Calls}
 		}
 		if after != req.After && e.Keyset(after) != nil {
 			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset
@@ -239,23 +232,13 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			// an id of an earlier answer of this page, whose memory the
 			// fetcher reuses once the page is done: the window keeps a
 			// copy.
-			run = &StoredWindow{ids: ids, records: recs, floor: strings.Clone(after), ended: ended, start: -1, call: pg.Calls - 1}
+			run = &StoredWindow{span: span{ids: ids, records: recs, floor: strings.Clone(after), ended: ended, start: -1, call: pg.Calls - 1}}
 		}
 		if take > 0 {
 			if pg.Source < 0 {
 				pg.Source = pg.Calls - 1
 			}
-			if len(pg.IDs) == 0 {
-				pg.IDs = ids[:take:take]
-				if recs != nil {
-					pg.Records = recs[:take:take]
-				}
-			} else {
-				pg.IDs = append(pg.IDs, ids[:take]...)
-				if recs != nil {
-					pg.Records = append(pg.Records, recs[:take]...)
-				}
-			}
+			pg.add(ids, recs, 0, take)
 		}
 		if len(pg.IDs) == want || ended {
 			break

@@ -24,14 +24,14 @@ import (
 // the condition misreads it the same way in every answer, so records it
 // taught would only ever agree with it. What the index knows comes from
 // offset reads: the walk's first page, the checks, other walks.
-func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head *Page) (*Page, *StoredWindow, int, error) {
-	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, ahead, head)
+func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head) (*Page, *StoredWindow, int, error) {
+	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, ahead, hd)
 	if pg == nil || err != nil {
 		return pg, run, calls, err
 	}
 	anchor := req.After
-	if head != nil {
-		anchor = head.IDs[len(head.IDs)-1]
+	if ids := hd.ids(); len(ids) > 0 {
+		anchor = ids[len(ids)-1]
 	}
 	keyed := pg.IDs[pg.Head:] // the records above anchor, as the backend sent them
 	h := e.Index.lookup(req.List, anchor)
@@ -79,7 +79,7 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 			// window read is the one the walk goes on from.
 			ahead = max(ahead, e.keysetRemaining(pg, run, anchor)+1)
 		}
-		return e.keysetCheck(ctx, f, ls, req, ahead, head, pg)
+		return e.keysetCheck(ctx, f, ls, req, ahead, hd, pg)
 	}
 	e.keysetMarks(ls, req, pg, run, anchor, at)
 	cut(pg, req.Size)
@@ -143,17 +143,17 @@ func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWi
 // second answer that agrees with the offset read shows the backend reads
 // the condition right; one that agrees with neither shows only that the
 // list changed, and the next page is checked again.
-func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, head, pg *Page) (*Page, *StoredWindow, int, error) {
+func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, pg *Page) (*Page, *StoredWindow, int, error) {
 	calls := pg.Calls
 	cut(pg, req.Size)
-	opg, run, err := e.offsetPage(ctx, f, ls, req, ahead, calls, head)
+	opg, run, err := e.offsetPage(ctx, f, ls, req, ahead, calls, h)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	reason := disagreement(pg, opg)
 	checked := reason == ""
 	if !checked {
-		again, err := e.keysetAgain(ctx, f, ls, req, head, opg.Calls)
+		again, err := e.keysetAgain(ctx, f, ls, req, h, opg.Calls)
 		opg.Calls++
 		if err != nil {
 			return nil, nil, 0, err
@@ -182,12 +182,12 @@ func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req 
 // record when the page starts from a window's head, and returns it cut
 // as a page. It is for comparing only: its ids may live in the answer's
 // memory, which the caller releases.
-func (e *Engine) keysetAgain(ctx context.Context, f Fetcher, ls *listState, req Request, head *Page, call int) (*Page, error) {
+func (e *Engine) keysetAgain(ctx context.Context, f Fetcher, ls *listState, req Request, h head, call int) (*Page, error) {
 	pg := &Page{}
 	after := req.After
-	if head != nil {
-		pg.IDs = append(pg.IDs, head.IDs...)
-		after = head.IDs[len(head.IDs)-1]
+	if ids := h.ids(); len(ids) > 0 {
+		pg.IDs = append(pg.IDs, ids...)
+		after = ids[len(ids)-1]
 	}
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
@@ -197,12 +197,8 @@ func (e *Engine) keysetAgain(ctx context.Context, f Fetcher, ls *listState, req 
 		ask++
 	}
 	w := Window{Start: -1, Size: max(min(ask, ls.sizes.view(e.MaxPageSize).limit), 2), After: after}
-	maxCalls := e.MaxCalls
-	if maxCalls < 1 {
-		maxCalls = DefaultMaxCalls
-	}
-	if call >= maxCalls {
-		return nil, &CallLimitError{Calls: call}
+	if err := e.callLimit(call); err != nil {
+		return nil, err
 	}
 	b, err := f.Fetch(ctx, w)
 	if err != nil {

@@ -54,8 +54,8 @@ type ListStore interface {
 	// instance's answers), hence unexported.
 	learned(list string) *listState
 	// Cut answers a page's first question: does its cursor continue a
-	// walk (a live chain entry), and if so and the request allows, does
-	// a window the walk rule admits hold the page, or its first records.
+	// walk (a live chain entry), and if so and the request allows, which
+	// window the walk rule admits holds the page, or its first records.
 	Cut(list string, q CutQuery) CutResult
 	// Walked records a page served: its chain entry, when more follows
 	// it, and the answer kept as a window, if any.
@@ -83,11 +83,12 @@ type CutResult struct {
 	Continues bool
 	Walk      Walk
 	Made      time.Time
-	// Page is the page cut from a window (Page.Stored names it), or, when
-	// Head, only the first of its records (Page.head names the window);
+	// Window is the admitted window that holds records after the cursor,
+	// from its record From on: the whole page (StoredWindow.holds), or
+	// only its first records, which the engine stitches the backend's on.
 	// nil when no admitted window holds a record after the cursor.
-	Page *Page
-	Head bool
+	Window *StoredWindow
+	From   int
 }
 
 // Walked is a page served, as the store records it.

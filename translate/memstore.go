@@ -101,33 +101,6 @@ const (
 // Interface guard
 var _ ListStore = (*MemoryStore)(nil)
 
-// StoredWindow is one backend answer kept as a read-ahead window.
-type StoredWindow struct {
-	ids     []string
-	records [][]byte
-	// The run holds every record of the list above floor (or from the
-	// list's start) up to its last id, as the backend held them.
-	floor     string
-	fromStart bool
-	ended     bool // the list ended after the run
-	start     int  // the offset of ids[0]; -1 for a keyset answer
-	call      int  // the call that read it, for Keeper.Keep
-
-	list    *storedList
-	arrived time.Time // when the page whose call read it began
-	bytes   int64
-	source  any
-	// unread is how many of its records followed the page that read it,
-	// and read how many of those pages took since; tip is the chain
-	// entry of the last page served from it, which a drop of the window
-	// mostly unread backs off (see Walk).
-	unread, read int
-	tip          string
-}
-
-// Source is what the fetcher's Keeper returned for the window's answer.
-func (w *StoredWindow) Source() any { return w.source }
-
 // NewMemoryStore returns a store whose windows and chain entries live for
 // ttl and whose lists hold at most memory bytes in all. A ttl of 0 or
 // less keeps no window and no chain: read-ahead is off, and the store
@@ -210,27 +183,28 @@ func (s *MemoryStore) Cut(name string, q CutQuery) (c CutResult) {
 	if q.Fresh {
 		return c
 	}
-	c.Page, c.Head = s.cut(l, q.After, q.Size, e.at)
+	c.Window, c.From = s.cut(l, q.After, q.Size, e.at)
 	return c
 }
 
-// cut returns the page of size records after the cursor from a window of
-// l read no earlier than at that holds it. A window holds the page when
-// the cursor is at or above its floor and the page's records and one more
-// (or the list's end) follow the cursor in it. Failing that, a window that
-// holds some of the records after the cursor gives them as the page's
-// head (head true): the engine reads the rest from the backend, stitched
-// on the head's last record, so that a walk whose pages a window cannot
+// cut returns the window of l read no earlier than at that holds the
+// page of size records after the cursor, and the index of its first
+// record after the cursor. A window holds the page when the cursor is at
+// or above its floor and the page's records and one more (or the list's
+// end) follow the cursor in it (holds). Failing that, the window that
+// holds the most of the records after the cursor gives them as the
+// page's head: the engine reads the rest from the backend, stitched on
+// the head's last record, so that a walk whose pages a window cannot
 // hold (a page as large as the backend's limit) still reads each record
 // once. nil when no admitted window holds a record after the cursor. The
 // caller holds s.mu.
-func (s *MemoryStore) cut(l *storedList, after string, size int, at time.Time) (pg *Page, head bool) {
+func (s *MemoryStore) cut(l *storedList, after string, size int, at time.Time) (*StoredWindow, int) {
 	var (
 		part  *StoredWindow // the window with the longest head, if no window holds the page
 		partK int
 	)
 	for _, w := range l.windows {
-		if w.arrived.Before(at) {
+		if w.at.Before(at) {
 			break // newest first: every window from here was read before the walk's last page
 		}
 		if !w.fromStart && s.order.Compare(after, w.floor) < 0 {
@@ -238,36 +212,20 @@ func (s *MemoryStore) cut(l *storedList, after string, size int, at time.Time) (
 		}
 		k := sort.Search(len(w.ids), func(i int) bool { return s.order.Compare(w.ids[i], after) > 0 })
 		rest := len(w.ids) - k
-		if rest <= size && !w.ended {
+		if !w.holds(k, size) {
 			if rest > 0 && (part == nil || rest > len(part.ids)-partK) {
 				part, partK = w, k
 			}
 			continue
 		}
-		n := min(rest, size)
-		pg := &Page{IDs: w.ids[k : k+n : k+n], More: rest > size, Source: -1, Stored: w}
-		if w.records != nil {
-			pg.Records = w.records[k : k+n : k+n]
-		}
-		if w.start >= 0 && pg.More && rest-n <= size && !w.ended && n > 0 {
-			// The window runs out at the next page: the engine teaches
-			// the index where this page ends, so that page costs one call.
-			pg.nextAt, pg.nextID = w.start+k+n, w.ids[k+n]
-		}
-		w.read += n
+		w.read += min(rest, size)
 		s.served.Add(1)
-		return pg, false
+		return w, k
 	}
-	if part == nil {
-		return nil, false
+	if part != nil {
+		part.read += len(part.ids) - partK
 	}
-	n := len(part.ids)
-	part.read += n - partK
-	pg = &Page{IDs: part.ids[partK:n:n], Source: -1, head: part}
-	if part.records != nil {
-		pg.Records = part.records[partK:n:n]
-	}
-	return pg, true
+	return part, partK
 }
 
 // Walked implements ListStore.
@@ -313,11 +271,11 @@ func (s *MemoryStore) Walked(name string, p Walked) {
 
 // keep adds w, read by the page p, to l. The caller holds s.mu.
 func (s *MemoryStore) keep(l *storedList, w *StoredWindow, p Walked, id string) {
-	w.list, w.arrived, w.tip = l, p.Now, id
+	w.list, w.at, w.tip = l, p.Now, id
 	w.bytes += windowBytes
 	w.unread = len(w.ids) - sort.Search(len(w.ids), func(i int) bool { return s.order.Compare(w.ids[i], p.Last) > 0 })
 	i := 0
-	for i < len(l.windows) && !l.windows[i].arrived.Before(w.arrived) {
+	for i < len(l.windows) && !l.windows[i].at.Before(w.at) {
 		i++
 	}
 	l.windows = append(l.windows, nil)
@@ -331,7 +289,7 @@ func (s *MemoryStore) keep(l *storedList, w *StoredWindow, p Walked, id string) 
 // expire drops l's windows and chain entries past the TTL. The caller
 // holds s.mu.
 func (s *MemoryStore) expire(l *storedList, now time.Time) {
-	for n := len(l.windows); n > 0 && now.Sub(l.windows[n-1].arrived) >= s.ttl; n = len(l.windows) {
+	for n := len(l.windows); n > 0 && now.Sub(l.windows[n-1].at) >= s.ttl; n = len(l.windows) {
 		s.drop(l, l.windows[n-1], true)
 	}
 	for len(l.queue) > 0 && now.Sub(l.queue[0].made) >= s.ttl {

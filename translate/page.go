@@ -18,7 +18,6 @@ type pageRead struct {
 	rel      Releaser // nil when f cannot free answers early
 	req      Request
 	want     int // the page and one record more, to know if more exist
-	maxCalls int
 	pg       *Page
 	takenOff []int // the offset of each record taken
 	p        planner
@@ -47,26 +46,19 @@ type pageRead struct {
 	hasCursorAt bool
 }
 
-// answer is one backend answer as the page reads it: its window, what it
-// says of the backend's page sizes, and the number of its call.
+// answer is one backend answer as the page reads it: its span, and what
+// it says of the backend's page sizes. The span ended the list when the
+// verdict says so.
 type answer struct {
-	b    Batch
-	w    Window
-	v    verdict
-	call int
+	span
+	v verdict
 }
-
-// short reports whether the answer ended the list.
-func (a *answer) short() bool { return a.v == ended || a.v == endedSomewhere }
 
 // start checks the request and sets the page up. A pageRead lives on
 // Page's stack, with the search it holds.
 func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error {
-	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1, maxCalls: e.MaxCalls,
+	*r = pageRead{e: e, f: f, req: req, want: req.Size + 1,
 		pg: &Page{Source: -1}, p: e.newPlanner(&ls.sizes, req.List), offset: req.Offset}
-	if r.maxCalls < 1 {
-		r.maxCalls = DefaultMaxCalls
-	}
 	r.rel, _ = f.(Releaser)
 	if req.After != "" {
 		if err := e.Order.Check(req.After); err != nil {
@@ -76,17 +68,6 @@ func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error
 		h := e.Index.lookup(req.List, req.After)
 		r.s.init(e.Order, req.After, &h)
 		r.pg.IndexHit = r.s.exact()
-	}
-	return nil
-}
-
-// budget stops a page whose client left or that used up its calls.
-func (r *pageRead) budget(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if r.pg.Calls == r.maxCalls {
-		return &CallLimitError{Calls: r.pg.Calls}
 	}
 	return nil
 }
@@ -105,25 +86,24 @@ func (r *pageRead) plan() Window {
 	return r.p.next(s, r.offset, r.want-len(r.pg.IDs), r.ahead)
 }
 
-// startFrom starts the page with a window's records after the cursor,
-// fewer than the page and the record after it (head): the page goes on
-// as a page read in several calls does, with a call stitched on the
-// head's last record, whose place that call must confirm. A keyset
-// window, which has no offsets to stitch by, or one whose last record no
-// page the backend serves can overlap, is not used: the page is read as
-// any page is.
-func (r *pageRead) startFrom(head *Page) {
-	w, n := head.head, len(head.IDs)
-	lastOff := w.start + len(w.ids) - 1
-	if w.start < 0 || n == 0 || !r.p.canOverlap(lastOff) {
+// startFrom starts the page with a head: the page goes on as a page read
+// in several calls does, with a call stitched on the head's last record,
+// whose place that call must confirm. A keyset window, which has no
+// offsets to stitch by, or one whose last record no page the backend
+// serves can overlap, is not used: the page is read as any page is.
+func (r *pageRead) startFrom(h head) {
+	w, ids := h.w, h.ids()
+	n := len(ids)
+	if w == nil || w.start < 0 || n == 0 || !r.p.canOverlap(w.start+len(w.ids)-1) {
 		return
 	}
-	r.pg.IDs, r.pg.Records, r.pg.Head = head.IDs, head.Records, n // capped: the next take copies
+	lastOff := w.start + len(w.ids) - 1
+	h.start(r.pg)
 	r.takenOff = make([]int, 0, r.want)
 	for k := range n {
 		r.takenOff = append(r.takenOff, lastOff-n+1+k)
 	}
-	last := head.IDs[n-1]
+	last := ids[n-1]
 	r.s.init(r.e.Order, last, &hint{lo: sample{off: lastOff, id: last}, hasLo: true, end: r.s.end})
 	r.offset = -1
 }
@@ -155,7 +135,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	if err != nil {
 		return a, false, err
 	}
-	a = answer{b: b, w: w, v: v, call: r.pg.Calls - 1}
+	a = answer{span{ids: b.IDs, records: b.Records, start: w.Start, ended: v == ended || v == endedSomewhere, call: r.pg.Calls - 1}, v}
 	p := &r.p
 	if h := p.held; h != nil {
 		// This call re-read the page before a held answer: if it still
@@ -169,7 +149,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 			return a, false, nil
 		}
 		p.edgeChecked = true
-		return answer{b: h.b, w: h.w, v: h.v, call: h.call}, true, nil
+		return *h, true, nil
 	}
 	if v == unplaced || v == endedSomewhere && r.offset >= 0 {
 		// Records from an offset the engine cannot know: ask again
@@ -193,7 +173,7 @@ func (r *pageRead) learnAnswer(extra []sample) {
 	}
 	r.hasUnlearned = false
 	a := &r.unlearned
-	r.e.learn(r.req.List, a.b.IDs, a.w.Start, a.short(), extra)
+	r.e.learn(r.req.List, a.ids, a.start, a.ended, extra)
 }
 
 // settle finds where the records after the cursor start in the answer:
@@ -202,7 +182,7 @@ func (r *pageRead) learnAnswer(extra []sample) {
 // at or below the cursor and does not start the list, or holds none after
 // it and does not end the list); the search then narrows with it.
 func (r *pageRead) settle(a answer) (below int, ok bool) {
-	start, ids := a.w.Start, a.b.IDs
+	start, ids := a.start, a.ids
 	if r.offset >= 0 {
 		return min(r.offset-start, len(ids)), true
 	}
@@ -210,10 +190,11 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		return r.e.Order.Compare(ids[i], r.s.cursor) > 0
 	})
 	edge := below == 0 && start > 0 && r.p.adjacent(start)
-	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.short())
+	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.ended)
 	if settled && edge && !r.p.edgeChecked {
 		// Adjacent only by offsets: hold it, re-read the page before.
-		r.p.held = &heldAnswer{b: a.b, w: a.w, v: a.v, call: a.call}
+		held := a
+		r.p.held = &held
 		return 0, false
 	}
 	r.p.edgeChecked = false
@@ -226,7 +207,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		if below == len(ids) {
 			r.p.endedBelow(start, ids)
 		}
-		if r.s.observe(start, ids, below, a.short()) {
+		if r.s.observe(start, ids, below, a.ended) {
 			r.pg.Relocations++
 		}
 		r.release(a.call) // observe kept copies of what it needs
@@ -238,7 +219,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 // take adds the answer's records after the cursor to the page, and reports
 // whether the page is done: full with its lookahead, or at the list's end.
 func (r *pageRead) take(a answer, below int) (done bool) {
-	pg, ids, start := r.pg, a.b.IDs, a.w.Start
+	pg, ids, start := r.pg, a.ids, a.start
 	if pg.Source < 0 {
 		pg.Source = a.call
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
@@ -252,36 +233,26 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 	take := min(len(ids)-below, r.want-len(pg.IDs))
 	r.last, r.lastBelow, r.lastTook = a, below, take
 	if len(pg.IDs) == 0 && take > 0 {
-		// Most pages come from one answer: share its slices, capped so
-		// that a stitched call appends to a copy, not into the answer.
-		pg.IDs = ids[below : below+take : below+take]
-		if a.b.Records != nil {
-			pg.Records = a.b.Records[below : below+take : below+take]
-		}
 		r.takenOff = make([]int, 0, r.want)
-	} else {
-		pg.IDs = append(pg.IDs, ids[below:below+take]...)
-		if a.b.Records != nil {
-			pg.Records = append(pg.Records, a.b.Records[below:below+take]...)
-		}
 	}
+	pg.add(ids, a.records, below, below+take)
 	for k := range take {
 		r.takenOff = append(r.takenOff, start+below+k)
 	}
-	return len(pg.IDs) == r.want || below+take == len(ids) && a.short()
+	return len(pg.IDs) == r.want || below+take == len(ids) && a.ended
 }
 
 // stitch plans the page's next answer after one that ended before the
 // page did: a search from the last record taken, whose place the next
 // answer must confirm, so that the two overlap on it.
 func (r *pageRead) stitch(a answer) error {
-	start := a.w.Start
-	r.p.endedBelow(start, a.b.IDs)
+	start := a.start
+	r.p.endedBelow(start, a.ids)
 	last := len(r.pg.IDs) - 1
 	if last < 0 {
 		// Offset mode met an answer that ended before the offset without
 		// being short; read on from where it ended.
-		r.offset = start + len(a.b.IDs)
+		r.offset = start + len(a.ids)
 		return nil
 	}
 	if !r.p.canOverlap(r.takenOff[last]) {
@@ -306,19 +277,17 @@ func (r *pageRead) stitch(a answer) error {
 // finish cuts the page.
 func (r *pageRead) window() *StoredWindow {
 	a, below := &r.last, r.lastBelow
-	if r.ahead == 0 || r.req.After == "" || a.b.IDs == nil || below == 0 && a.w.Start != 0 {
+	if r.ahead == 0 || r.req.After == "" || a.ids == nil || below == 0 && a.start != 0 {
 		return nil
 	}
-	ids := a.b.IDs
-	ended := a.short()
-	if len(ids)-below-r.lastTook < 1 && !ended {
+	if len(a.ids)-below-r.lastTook < 1 && !a.ended {
 		return nil // nothing past the page's lookahead
 	}
-	w := &StoredWindow{ids: ids, records: a.b.Records, ended: ended, start: a.w.Start, call: a.call}
-	if a.w.Start == 0 {
+	w := &StoredWindow{span: a.span}
+	if a.start == 0 {
 		w.fromStart = true
 	} else {
-		w.floor = ids[0]
+		w.floor = a.ids[0]
 	}
 	return w
 }
@@ -349,7 +318,7 @@ func (r *pageRead) finish() *Page {
 		return pg
 	}
 	if a := &r.unlearned; r.hasUnlearned && a.call == pg.Source &&
-		extra[0].off >= a.w.Start && extra[len(extra)-1].off < a.w.Start+len(a.b.IDs) {
+		extra[0].off >= a.start && extra[len(extra)-1].off < a.start+len(a.ids) {
 		r.learnAnswer(extra)
 		return pg
 	}

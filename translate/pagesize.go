@@ -249,16 +249,8 @@ type planner struct {
 	// before shows it still ending with the same record at the same place.
 	belowEnd    int
 	belowID     string
-	held        *heldAnswer
+	held        *answer
 	edgeChecked bool // the answer being settled passed that re-read
-}
-
-// heldAnswer is an answer kept while the page before it is re-read.
-type heldAnswer struct {
-	b    Batch
-	w    Window
-	v    verdict
-	call int
 }
 
 // edgeHolds reports whether the re-read of the page before a held answer

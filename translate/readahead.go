@@ -88,15 +88,6 @@ func (w *Walk) readahead(req Request, continues bool, ttl time.Duration) int {
 	return size - page
 }
 
-// cutFrom finishes a page cut from a window: when the window runs out at
-// the next page, the index learns where this page ends, so that the next
-// page, read from the backend, finds its cursor in one call.
-func (e *Engine) cutFrom(req Request, pg *Page) {
-	if pg.nextAt > 0 {
-		e.Index.learn(req.List, []sample{{pg.nextAt - 1, pg.IDs[len(pg.IDs)-1]}, {pg.nextAt, pg.nextID}}, pg.nextAt+1, -1)
-	}
-}
-
 // keepBytes readies the answer a page was read ahead in to be kept as a
 // window, once the fetcher has let go of its memory, and counts what it
 // keeps alive: what the Keeper says it holds, or the ids and records with

@@ -280,7 +280,22 @@ func keepFor(s *MemoryStore, list, after string, w *StoredWindow, now time.Time)
 
 // cutPage is MemoryStore.Cut's page, whole or head.
 func cutPage(s *MemoryStore, list, after string, size int, now time.Time) *Page {
-	return s.Cut(list, CutQuery{After: after, Size: size, Now: now}).Page
+	pg, _ := cutOf(s.Cut(list, CutQuery{After: after, Size: size, Now: now}), size)
+	return pg
+}
+
+// cutOf is the page the engine takes from a cut, whole or, when head, only
+// the head its window holds.
+func cutOf(c CutResult, size int) (pg *Page, isHead bool) {
+	if c.Window == nil {
+		return nil, false
+	}
+	if c.Window.holds(c.From, size) {
+		return (&Engine{}).cutPage(Request{Size: size}, c.Window, c.From), false
+	}
+	pg = &Page{Source: -1}
+	head{c.Window, c.From}.start(pg)
+	return pg, true
 }
 
 // TestMemoryStoreBounds: memory is bounded, counting lists, chain entries
@@ -294,7 +309,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 		for i := range ids {
 			ids[i] = strconv.Itoa(first + i)
 		}
-		return &StoredWindow{ids: ids, floor: ids[0], start: first, ended: true, bytes: int64(n)}
+		return &StoredWindow{span: span{ids: ids, floor: ids[0], start: first, ended: true}, bytes: int64(n)}
 	}
 	probe := NewMemoryStore(Numeric, time.Second, 1<<20)
 	keepFor(probe, "a", "100", window(100, 40), now)
@@ -340,18 +355,18 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ids := []string{"10", "20", "30", "40", "50", "60"}
 	s := NewMemoryStore(Numeric, time.Second, 1<<20)
-	keepFor(s, "l", "10", &StoredWindow{ids: ids, floor: "10", start: -1}, now)
+	keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
 	s.Walked("l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
 	c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
 	assert.True(t, c.Continues, "the cursor continues a walk")
-	assert.Nil(t, c.Page, "the window was read before the walk's last page")
+	assert.Nil(t, c.Window, "the window was read before the walk's last page")
 	s.Walked("l", Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
 	assert.Nil(t, cutPage(s, "l", "30", 2, now.Add(2*time.Millisecond)), "the latest time of the pages that ended at 30 holds")
 	c = s.Cut("l", CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
 	assert.False(t, c.Continues, "the chain entry lives for the TTL")
-	assert.Nil(t, c.Page)
+	assert.Nil(t, c.Window)
 }
 
 // TestWindowCut: what a window holds, and what it does not.
@@ -380,13 +395,13 @@ func TestWindowCut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewMemoryStore(Numeric, time.Second, 1<<20)
-			w := &StoredWindow{ids: ids, fromStart: tc.fromStart, ended: tc.ended, start: -1, bytes: 6}
+			w := &StoredWindow{span: span{ids: ids, fromStart: tc.fromStart, ended: tc.ended, start: -1}, bytes: 6}
 			if !tc.fromStart {
 				w.floor = "10"
 			}
 			keepFor(s, "l", tc.after, w, now)
 			c := s.Cut("l", CutQuery{After: tc.after, Size: tc.size, Now: now})
-			pg, head := c.Page, c.Head
+			pg, head := cutOf(c, tc.size)
 			if tc.want == nil {
 				assert.Nil(t, pg)
 				return
@@ -397,7 +412,7 @@ func TestWindowCut(t *testing.T) {
 			wantHead := strings.Contains(tc.name, "a head")
 			assert.Equal(t, wantHead, head, "a head, for the engine to read the rest")
 			assert.Equal(t, !wantHead, pg.Stored != nil, "a page cut whole names its window")
-			assert.Equal(t, wantHead, pg.head != nil)
+			assert.Equal(t, wantHead, head && c.Window != nil, "a head names its window")
 			assert.Equal(t, int64(map[bool]int{false: 1, true: 0}[wantHead]), s.Stats().Served, "a head is not a page served")
 			pg = cutPage(s, "l", tc.after, tc.size, now.Add(time.Second))
 			assert.Nil(t, pg, "not past the TTL")
