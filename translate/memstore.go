@@ -395,6 +395,9 @@ func (s *MemoryStore) remove(l *storedList) {
 			s.gone = at
 		}
 	}
+	if l.floor.After(s.gone) {
+		s.gone = l.floor // what it forgot before, too
+	}
 	l.dropPositions()
 	s.lru.Remove(l.elem)
 	delete(s.lists, l.key)

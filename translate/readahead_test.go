@@ -2,7 +2,6 @@ package translate
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -482,22 +481,24 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 // memory are covered: popped from the list in use, and gone with its
 // list.
 func TestMemoryStoreFloorAfterEviction(t *testing.T) {
-	for _, whole := range []bool{false, true} {
-		t.Run(fmt.Sprintf("whole list %v", whole), func(t *testing.T) {
+	for _, how := range []string{"popped", "with its list", "popped, then its list"} {
+		t.Run(how, func(t *testing.T) {
 			t1 := time.Unix(1_800_000_000, 0) // the earlier walk's page began
 			t2 := t1.Add(time.Millisecond)    // the later walk's page, ending at 30
 			ids := []string{"10", "20", "30", "40", "50", "60"}
 			s := NewMemoryStore(Numeric, time.Second, 1<<20)
 			s.Walked("l", Walked{Last: "30", More: true, At: t2, Now: t2})
 			s.mu.Lock()
-			if whole {
+			if how != "with its list" {
+				s.memory = s.bytes - 1
+				s.bound(s.lists["l"])
+				require.NotNil(t, s.lists["l"], "l kept, its entry popped")
+			}
+			if how != "popped" {
 				s.get("other") // the list in use; l is the least recently used
 				s.memory = s.bytes - 1
 				s.bound(s.lists["other"])
 				require.Nil(t, s.lists["l"], "l went whole")
-			} else {
-				s.memory = s.bytes - 1
-				s.bound(s.lists["l"])
 			}
 			s.memory = 1 << 20
 			s.mu.Unlock()
@@ -505,10 +506,10 @@ func TestMemoryStoreFloorAfterEviction(t *testing.T) {
 
 			// The page that began at t1 ends now, keeping its window; a
 			// page cut from it ends at 30, as the later walk's did.
-			keepFor(s, "l", "10", &StoredWindow{ids: ids, floor: "10", start: -1}, t1)
+			keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, t1)
 			s.Walked("l", Walked{Last: "30", More: true, At: t1, Now: t2.Add(time.Millisecond)})
 			c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: t2.Add(2 * time.Millisecond)})
-			assert.Nil(t, c.Page, "a window read before the forgotten entry's answer serves no cursor")
+			assert.Nil(t, c.Window, "a window read before the forgotten entry's answer serves no cursor")
 		})
 	}
 }
