@@ -313,7 +313,8 @@ func eachWalkSetup(t *testing.T, o walkSetups, walks func(t *testing.T, s *churn
 // between the walks, so a page of a walk cut from a window the walk
 // before read shows the list as it was before the walk began. Read-ahead
 // keeps its use: with it on, a walk by pages far below the backend's
-// limit costs the backend fewer calls than two thirds of its pages.
+// limit costs the backend fewer calls than two thirds of its pages (by
+// page or offset; keyset lists are not read ahead).
 func TestWalksBackToBack(t *testing.T) {
 	eachWalkSetup(t, walkSetups{short: true, long: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 2 {
@@ -322,11 +323,11 @@ func TestWalksBackToBack(t *testing.T) {
 				s.step(w)
 			}
 			s.finish(w)
-			if s.readahead && perPage <= 7 {
+			if s.readahead && perPage <= 7 && !s.e.paging.Keysets() {
 				// Fewer calls than two thirds of the pages: without
-				// read-ahead a walk costs a call a page at least, and a
-				// keyset walk's checks (offset reads at its first page
-				// and its end) are a few calls more on a short list.
+				// read-ahead a walk costs a call a page at least. (A
+				// keyset list is not read ahead: its answers are never
+				// kept as windows, which no check would see.)
 				assert.Less(t, 3*w.calls, 2*int64(w.pages), "%s: read-ahead serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
 			}
 		}

@@ -110,14 +110,18 @@ func TestKeysetTargets(t *testing.T) {
 	}
 }
 
-// TestKeysetWithReadahead: a keyset walk reads ahead as an offset walk
-// does, and stays exact under churn.
+// TestKeysetWithReadahead: with read-ahead on, a keyset list is read as
+// without it, a keyset call a page: keyset answers are never kept as
+// windows, whose records no check would see (keysetChecked). Under churn
+// the checks read by offset now and then, and each keyset record is read
+// about once.
 func TestKeysetWithReadahead(t *testing.T) {
 	l := newMemList(evenIDs(3000))
 	c := churningWalk(t, 8, keysetEngine(true), l, 10)
-	assert.Less(t, c.callsPerPage(), 0.1)
+	t.Logf("%.3f calls a page, %d offset calls for %d pages, %d offset records stepped", c.callsPerPage(), l.offsetCalls, c.pages, l.offsetStepped)
+	assert.LessOrEqual(t, c.callsPerPage(), 1.05)
+	assert.LessOrEqual(t, l.offsetCalls, c.pages/20, "the checks' offset reads: a few in a hundred pages")
 	assert.Less(t, c.stepped-l.offsetStepped, 2*c.served, "each record read about once by keyset")
-	assert.LessOrEqual(t, l.offsetStepped, 3*len(l.snapshot()), "and the checks' offset reads (the first page's, the end's) step through the list about once")
 }
 
 // TestKeysetMisread: a backend that ignores the condition never has its
@@ -353,4 +357,29 @@ func TestKeysetStateCountedWhole(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeOf(keyset{}), "keyset")
+}
+
+// TestKeysetMisreadInsideAReadAheadWindow: a backend that compares ids as
+// text reads the condition right while a walk's ids have one number of
+// digits (9000 to 9999), and wrong once the walk crosses to five (after
+// 9995 come 99950, 99960, ...). A window read ahead across that point held
+// records no check saw, and the walk lost nine in ten of the list with
+// 200s (review of issue 31). Keyset answers are not kept as windows: the
+// walk is whole, read-ahead on or off.
+func TestKeysetMisreadInsideAReadAheadWindow(t *testing.T) {
+	var all []int64
+	for id := int64(9000); id <= 9999; id++ {
+		all = append(all, id)
+	}
+	for id := int64(10000); id <= 99990; id += 10 {
+		all = append(all, id)
+	}
+	for _, readahead := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read-ahead %v", readahead), func(t *testing.T) {
+			l := newMemList(all)
+			l.keysetAs = "text"
+			ids, _ := costlyWalk(t, keysetEngine(readahead), l, 10)
+			assert.Equal(t, all, ids)
+		})
+	}
 }

@@ -24,8 +24,18 @@ import (
 // the condition misreads it the same way in every answer, so records it
 // taught would only ever agree with it. What the index knows comes from
 // offset reads: the walk's first page, the checks, other walks.
+//
+// A keyset answer is never read ahead nor kept as a window: these checks
+// look at the page and the record after it, and a window's other records
+// would be served unseen, so a backend that misreads the condition only
+// past some id (ids compared as text, read right until a walk crosses a
+// power of ten) would give whole pages from it with a 200. Holding a
+// window against offset reads fails under churn as often as it catches a
+// misread, and costs the backend the offset walk keyset exists to spare
+// it. A keyset page is one cheap call; read-ahead windows come from
+// offset reads only (a walk's first page, the checks' reads).
 func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head) (*Page, *StoredWindow, int, error) {
-	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, ahead, hd)
+	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, 0, hd)
 	if pg == nil || err != nil {
 		return pg, run, calls, err
 	}
