@@ -162,7 +162,9 @@ func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req 
 	}
 	reason := disagreement(pg, opg)
 	checked := reason == ""
-	if !checked {
+	if !checked && e.callLimit(opg.Calls) == nil {
+		// With no call left the offset page is served as it is, right,
+		// and the next page is checked again.
 		again, err := e.keysetAgain(ctx, f, ls, req, h, opg.Calls)
 		opg.Calls++
 		if err != nil {

@@ -33,9 +33,15 @@ import (
 //
 // ListStore is the seam for a store shared by several instances (a
 // Redis-backed one, issue 33): each method but learned is one atomic
-// operation on one list identity, with plain data in and out (ids, record
-// bytes, times, sizes), so that such a store does each in one round trip.
-// The engine's steps call nothing else. MemoryStore is the instance's own.
+// operation on one list identity, so that such a store does each in one
+// round trip, and the engine's steps call nothing else. MemoryStore is
+// the instance's own. Two things stand between this interface and a
+// store in another package, and are that issue's to settle: learned is
+// unexported, and windows go in and out as *StoredWindow, a span (ids,
+// record bytes, where it starts, its floor and end, its time: plain data)
+// with the fetcher's opaque Source and the memory store's own bookkeeping
+// (its list, and how much of it walks read) on it. A shared store keeps
+// the span and the bytes the page is composed from, not the Source.
 //
 // The position samples are not in the interface yet: an Index is a view
 // over a MemoryStore. A shared store would take them as plain samples in
