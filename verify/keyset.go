@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
 // keysetProbe is how many records each keyset probe asks for.
@@ -43,15 +45,7 @@ func (v *verifier) checkKeyset(ctx context.Context, direct *backendWalk) {
 			fmt.Fprintf(v.out, "note: backend_keyset not probed after id %.40q: %v\n", id, err)
 			continue
 		}
-		q := url.Values{}
-		for k, vals := range sort {
-			q[k] = vals
-		}
-		cond, _ := url.ParseQuery(strings.Replace(d.Keyset, "{id}", url.QueryEscape(id), 1))
-		for k, vals := range cond {
-			q[k] = vals
-		}
-		q.Set(d.PerPageParam(), strconv.Itoa(keysetProbe+1))
+		q := keysetQuery(sort, d, id, keysetProbe+1)
 		got, _, err := v.fetchFrom(ctx, v.backend, q)
 		if err != nil {
 			v.problem("keyset", "backend_keyset after id %q: %v", id, err)
@@ -137,15 +131,7 @@ func (v *verifier) walkKeyset(ctx context.Context, direct *backendWalk) bool {
 			walk = append(walk, ids[i])
 			continue
 		}
-		q := url.Values{}
-		for k, vals := range sort {
-			q[k] = vals
-		}
-		cond, _ := url.ParseQuery(strings.Replace(d.Keyset, "{id}", url.QueryEscape(after), 1))
-		for k, vals := range cond {
-			q[k] = vals
-		}
-		q.Set(d.PerPageParam(), strconv.Itoa(v.cfg.BackendPerPage))
+		q := keysetQuery(sort, d, after, v.cfg.BackendPerPage)
 		got, _, err := v.fetchFrom(ctx, v.backend, q)
 		if err != nil {
 			v.problem("request", "backend keyset walk, after id %q: %v", after, err)
@@ -181,4 +167,20 @@ func (v *verifier) walkKeyset(ctx context.Context, direct *backendWalk) bool {
 		}
 	}
 	return true
+}
+
+// keysetQuery is the backend query for the records above id, size of
+// them: the sort parameters, the keyset condition with id written in, and
+// the page size.
+func keysetQuery(sort url.Values, d legacy.Dialect, id string, size int) url.Values {
+	q := url.Values{}
+	for k, vals := range sort {
+		q[k] = vals
+	}
+	cond, _ := url.ParseQuery(strings.Replace(d.Keyset, "{id}", url.QueryEscape(id), 1))
+	for k, vals := range cond {
+		q[k] = vals
+	}
+	q.Set(d.PerPageParam(), strconv.Itoa(size))
+	return q
 }
