@@ -383,3 +383,25 @@ func TestKeysetMisreadInsideAReadAheadWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysetCheckAtTheCallLimit: when a keyset page and the offset read
+// that checks it disagree with no call left to ask by keyset again, the
+// offset page, which is right, is served: the budget ending is no reason
+// to fail a finished page.
+func TestKeysetCheckAtTheCallLimit(t *testing.T) {
+	ids := denseIDs(2000)
+	page := func(maxCalls int) (*Page, error) {
+		l := newMemList(ids)
+		l.keysetAs = "text" // after 9: 90, 91, ...
+		e := keysetEngine(false)
+		e.MaxCalls = maxCalls
+		return e.Page(context.Background(), l, Request{List: "l", After: "9", Size: 10})
+	}
+	pg, err := page(0)
+	require.NoError(t, err)
+	calls := pg.Calls // the keyset call, the offset read, the keyset call again
+	pg, err = page(calls - 1)
+	require.NoError(t, err, "the offset page is served")
+	assert.Equal(t, []int64{11, 12, 14, 15, 17, 18, 20, 21, 23, 24}, parseIDs(pg.IDs))
+	assert.Equal(t, calls-1, pg.Calls)
+}
