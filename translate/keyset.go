@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
-	"strings"
 )
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
@@ -100,8 +99,8 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 	return !ls.keyed.misread
 }
 
-// keysetPage reads a cursor page by keyset, with ahead records more in
-// each call when a walk continues; a window's head, when there is one,
+// keysetPage reads a cursor page by keyset (never read ahead: see
+// keysetChecked); a window's head, when there is one,
 // starts the page, and the first call asks for the records above its
 // last. Each call is anchored at an id the page already holds, and only
 // an id the template can carry safely is written into the backend's
@@ -113,7 +112,7 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // fetcher's first). The page is not cut: it holds the lookahead record
 // when more follow. long says an answer held more records than asked, and
 // ended that the answers showed the list's end.
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head) (_ *Page, _ *StoredWindow, calls int, long, ended bool, _ error) {
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, h head) (_ *Page, calls int, long, ended bool, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
@@ -132,20 +131,17 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			after = ids[n-2]
 		}
 	}
-	var (
-		run     *StoredWindow // the last answer that holds records past the page, as a window to keep
-		suspect = -1          // a short answer's length not yet explained: a clamp, or the end
-	)
+	suspect := -1 // a short answer's length not yet explained: a clamp, or the end
 	for {
 		if err := e.budget(ctx, pg.Calls); err != nil {
-			return nil, nil, 0, false, false, err
+			return nil, 0, false, false, err
 		}
 		if after != req.After && e.Keyset(after) != nil {
 			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset
-			return nil, nil, pg.Calls, false, false, nil
+			return nil, pg.Calls, false, false, nil
 		}
 		v := ls.sizes.view(e.MaxPageSize)
-		ask := want - len(pg.IDs) + ahead
+		ask := want - len(pg.IDs)
 		if inclusive {
 			ask++
 		}
@@ -160,7 +156,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		b, err := f.Fetch(ctx, w)
 		pg.Calls++
 		if err != nil {
-			return nil, nil, 0, false, false, err
+			return nil, 0, false, false, err
 		}
 		n := len(b.IDs)
 		if n > ask {
@@ -168,12 +164,12 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			// offset answer's is, refused past backend_max_per_page, and
 			// the page is checked against an offset read (keysetCheck).
 			if _, _, err := e.longAnswer(&ls.sizes, req.List, w, n, true); err != nil {
-				return nil, nil, 0, false, false, err
+				return nil, 0, false, false, err
 			}
 			w.Size, long = n, true
 		}
 		if err := e.check(b, w); err != nil {
-			return nil, nil, 0, false, false, err
+			return nil, 0, false, false, err
 		}
 		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
 			e.learned(req.List, suspect, false) // a short answer that was not the list's end
@@ -196,7 +192,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		if len(ids) > 0 && e.Order.Compare(ids[0], after) <= 0 {
 			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, the backend answered with id %.40q first", after, ids[0]))
 			e.releaseAll(f, pg.Calls)
-			return nil, nil, pg.Calls, false, false, nil
+			return nil, pg.Calls, false, false, nil
 		}
 		if overlap != "" {
 			k, found := sort.Find(len(ids), func(i int) int { return e.Order.Compare(overlap, ids[i]) })
@@ -209,7 +205,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 				ls.keyed.checked = false
 				ls.mu.Unlock()
 				e.releaseAll(f, pg.Calls)
-				return nil, nil, pg.Calls, false, false, nil
+				return nil, pg.Calls, false, false, nil
 			}
 			ids, after, overlap = ids[k+1:], overlap, ""
 			if recs != nil {
@@ -226,14 +222,6 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			suspect = n
 		}
 		take := min(len(ids), want-len(pg.IDs))
-		if ahead > 0 && (len(ids)-take >= 1 || ended) {
-			// Anchored at after by the backend's condition: a run of the
-			// list above it, whatever this page took of it. after may be
-			// an id of an earlier answer of this page, whose memory the
-			// fetcher reuses once the page is done: the window keeps a
-			// copy.
-			run = &StoredWindow{span: span{ids: ids, records: recs, floor: strings.Clone(after), ended: ended, start: -1, call: pg.Calls - 1}}
-		}
 		if take > 0 {
 			if pg.Source < 0 {
 				pg.Source = pg.Calls - 1
@@ -250,7 +238,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	if pg.Source < 0 {
 		pg.Source = pg.Calls - 1 // no record: the page is the answer that showed the end
 	}
-	return pg, run, pg.Calls, long, ended, nil
+	return pg, pg.Calls, long, ended, nil
 }
 
 // releaseAll frees the answers of the first calls of a page given up.

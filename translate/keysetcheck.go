@@ -35,9 +35,9 @@ import (
 // it. A keyset page is one cheap call; read-ahead windows come from
 // offset reads only (a walk's first page, the checks' reads).
 func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head) (*Page, *StoredWindow, int, error) {
-	pg, run, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, 0, hd)
+	pg, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, hd)
 	if pg == nil || err != nil {
-		return pg, run, calls, err
+		return pg, nil, calls, err
 	}
 	anchor := req.After
 	if ids := hd.ids(); len(ids) > 0 {
@@ -69,7 +69,7 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 	case ended:
 		// Confirmed by the index only where it knows the list's end
 		// right after these records, from the anchor's place.
-		doubt = at < 0 || h.end != at+1+e.keysetRemaining(pg, run, anchor)
+		doubt = at < 0 || h.end != at+1+len(keyed)
 	case h.hasHi && len(keyed) > 0:
 		// A record the index knows above the anchor, inside the span
 		// the records cover, must be one of them.
@@ -83,39 +83,18 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 		if counted {
 			e.Index.learn(req.List, []sample{{at, anchor}}, at+1, -1) // where the offset read's search starts
 		}
-		if ended && run != nil {
-			// Read by offset as far as the answer said the list goes,
-			// and a record more: the index then knows its end, and the
-			// window read is the one the walk goes on from.
-			ahead = max(ahead, e.keysetRemaining(pg, run, anchor)+1)
-		}
 		return e.keysetCheck(ctx, f, ls, req, ahead, hd, pg)
 	}
-	e.keysetMarks(ls, req, pg, run, anchor, at)
+	e.keysetMarks(ls, req, pg, anchor, at)
 	cut(pg, req.Size)
-	return pg, run, calls, nil
+	return pg, nil, calls, nil
 }
 
-// keysetRemaining returns how many records the answers of a keyset page
-// held above anchor: the page's, and those past it in the window read
-// with it.
-func (e *Engine) keysetRemaining(pg *Page, run *StoredWindow, anchor string) int {
-	keyed := pg.IDs[pg.Head:]
-	if run == nil {
-		return len(keyed)
-	}
-	if e.Order.Compare(run.floor, anchor) == 0 {
-		return len(run.ids)
-	}
-	i, _ := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(run.floor, keyed[i]) })
-	return i + 1 + len(run.ids)
-}
-
-// keysetMarks remembers where a page served by keyset ended, and the
-// last record of the window read with it, for the checks of the pages
-// that go on from there: the records that follow, and their offsets
+// keysetMarks remembers where a page served by keyset ended, for the
+// checks of the pages that go on from there: the record that follows, and
+// its offset
 // when the anchor's (at) is known. Called before the page is cut.
-func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWindow, anchor string, at int) {
+func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, anchor string, at int) {
 	keyed := pg.IDs[pg.Head:]
 	offOf := func(id string) int { // the offset of anchor or a record of keyed
 		if at < 0 {
@@ -134,13 +113,6 @@ func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWi
 	if len(pg.IDs) > req.Size {
 		last := pg.IDs[req.Size-1]
 		ls.keyed.remember(keysetMark{id: markHash(last), next: markHash(pg.IDs[req.Size]), off: offOf(last)})
-	}
-	if run != nil && len(run.ids) > 0 {
-		off := offOf(run.floor)
-		if off >= 0 {
-			off += len(run.ids)
-		}
-		ls.keyed.remember(keysetMark{id: markHash(run.ids[len(run.ids)-1]), off: off})
 	}
 }
 
