@@ -129,6 +129,11 @@ type Engine struct {
 	// off. Set it before the first page; an Index made by Lists.Index
 	// keeps its samples in the same objects.
 	Lists ListStore
+	// Walks, when set, keeps the walks and their windows in place of
+	// Lists: a store shared by several instances (redisstore), so that a
+	// walk whose pages a balancer sends to any of them is followed whole.
+	// Lists still keeps the learned state and the position samples.
+	Walks WalkStore
 
 	own      sync.Once
 	ownLists ListStore
@@ -228,17 +233,17 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
 	}
-	store := e.store()
-	ls := store.learned(req.List)
-	now, ttl := e.now(), store.TTL()
-	c := store.Cut(req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
+	ls := e.store().learned(req.List)
+	walks := e.walks()
+	now, ttl := e.now(), walks.TTL()
+	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
 	walk := c.Walk
 	if c.Continues {
 		walk.pace(req, c.Made, now)
 	}
 	if w := c.Window; w != nil && w.holds(c.From, req.Size) {
 		pg := e.cutPage(req, w, c.From)
-		store.Walked(req.List, e.walked(pg, w.at, now, walk, w, nil))
+		walks.Walked(ctx, req.List, e.walked(pg, w.at, now, walk, w, nil))
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
@@ -264,7 +269,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if run != nil {
 		e.keepBytes(f, run)
 	}
-	store.Walked(req.List, e.walked(pg, now, now, walk, h.w, run))
+	walks.Walked(ctx, req.List, e.walked(pg, c.At, now, walk, h.w, run))
 	return pg, nil
 }
 
@@ -290,6 +295,14 @@ func (e *Engine) store() ListStore {
 		}
 	})
 	return e.ownLists
+}
+
+// walks returns the engine's WalkStore: Walks, or its ListStore.
+func (e *Engine) walks() WalkStore {
+	if e.Walks != nil {
+		return e.Walks
+	}
+	return e.store()
 }
 
 // defaultListMemory bounds the engine's own store, when Lists is unset:

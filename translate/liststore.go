@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -31,46 +32,39 @@ import (
 //     than the page that read them, each with the time its call began.
 //     They serve for the TTL from that time.
 //
-// ListStore is the seam for a store shared by several instances (a
-// Redis-backed one, issue 33): each method but learned is one atomic
-// operation on one list identity, so that such a store does each in one
-// round trip, and the engine's steps call nothing else. MemoryStore is
-// the instance's own. Two things stand between this interface and a
-// store in another package, and are that issue's to settle: learned is
-// unexported, and windows go in and out as *StoredWindow, a span (ids,
-// record bytes, where it starts, its floor and end, its time: plain data)
-// with the fetcher's opaque Source and the memory store's own bookkeeping
-// (its list, and how much of it walks read) on it. A shared store keeps
-// the span and the bytes the page is composed from, not the Source.
-//
-// The position samples are not in the interface yet: an Index is a view
-// over a MemoryStore. A shared store would take them as plain samples in
-// and out, two operations on one list identity: a lookup sends an id and
-// gets back the samples around it (the nearest at or below and above, the
-// list's first, the ladder below it, the end and the spread: the hint),
-// and a learning sends an answer's run of (offset, id) samples, how far
-// it saw, where the list ended and the answer's ids, for the store to
-// splice in as Index.learnAnswer does, under the same per-identity bound.
-// Since samples are hints, such a store may also leave them to each
-// instance, as it leaves learned.
+// The store is two interfaces. ListStore is the instance's own object
+// per list (MemoryStore): the learned state and the position samples,
+// which are hints each instance learns from its own answers, and, unless
+// the engine is given another WalkStore, the walks and windows too.
+// WalkStore is the walks and their windows alone, the part a store shared
+// by several instances (redisstore) keeps: each of its methods is one
+// atomic operation on one list identity, one round trip for such a store,
+// and windows go in and out of it as plain data (WindowData) with what the
+// fetcher composes pages from (StoredWindow.Source).
 type ListStore interface {
 	// learned returns what the list's backend taught, made when new. It
 	// is the one piece of state an instance keeps in its own memory
 	// whatever the store (clamps and keyset trust are learned from this
 	// instance's answers), hence unexported.
 	learned(list string) *listState
+	WalkStore
+}
+
+// WalkStore keeps the walks a gateway serves and their read-ahead
+// windows (readahead.go). A store that fails answers as one that holds
+// nothing: a page it cannot serve is read from the backend, and one it
+// cannot record makes no chain entry.
+type WalkStore interface {
 	// Cut answers a page's first question: does its cursor continue a
 	// walk (a live chain entry), and if so and the request allows, which
 	// window the walk rule admits holds the page, or its first records.
-	Cut(list string, q CutQuery) CutResult
+	Cut(ctx context.Context, list string, q CutQuery) CutResult
 	// Walked records a page served: its chain entry, when more follows
 	// it, and the answer kept as a window, if any.
-	Walked(list string, w Walked)
+	Walked(ctx context.Context, list string, w Walked)
 	// TTL is how long a window or a chain entry lives; 0 turns read-ahead
 	// off.
 	TTL() time.Duration
-	// Purge drops every window and chain entry past its TTL.
-	Purge(now time.Time)
 }
 
 // CutQuery is a page's first question to the store.
@@ -83,6 +77,12 @@ type CutQuery struct {
 
 // CutResult is the store's answer to a CutQuery.
 type CutResult struct {
+	// At is the time the walk rule gives the answers this page reads
+	// (Walked.At): the time of this Cut on the store's clock, which is no
+	// later than any of the page's calls. Zero when the store took none
+	// (a first page): the store then takes its own time when it records
+	// the page, after its calls, which can only admit fewer windows.
+	At time.Time
 	// Continues says the cursor is the last record of a page the store
 	// served a live chain entry for; Walk and Made are then that entry's
 	// walk and the time its page was served.

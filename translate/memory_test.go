@@ -54,7 +54,7 @@ func listStateBytes(t *testing.T, n int) {
 	now := time.Unix(1_800_000_000, 0)
 	before = liveHeap()
 	for _, id := range ids {
-		s.Walked(names[0], Walked{Last: id, More: true, At: now, Now: now})
+		s.Walked(context.Background(), names[0], Walked{Last: id, More: true, At: now, Now: now})
 	}
 	perChain := float64(liveHeap()-before)/float64(n) - 8 // less the id's bytes, cloned
 	runtime.KeepAlive(s)

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"container/list"
+	"context"
 	"sort"
 	"strings"
 	"sync"
@@ -163,7 +164,8 @@ func (s *MemoryStore) get(name string) *storedList {
 }
 
 // Cut implements ListStore: the walk rule's check (see readahead.go).
-func (s *MemoryStore) Cut(name string, q CutQuery) (c CutResult) {
+func (s *MemoryStore) Cut(_ context.Context, name string, q CutQuery) (c CutResult) {
+	c.At = q.Now // the instance's clock is the store's
 	if s.ttl <= 0 || q.After == "" {
 		return c
 	}
@@ -229,7 +231,7 @@ func (s *MemoryStore) cut(l *storedList, after string, size int, at time.Time) (
 }
 
 // Walked implements ListStore.
-func (s *MemoryStore) Walked(name string, p Walked) {
+func (s *MemoryStore) Walked(_ context.Context, name string, p Walked) {
 	if s.ttl <= 0 {
 		return
 	}
@@ -271,7 +273,7 @@ func (s *MemoryStore) Walked(name string, p Walked) {
 
 // keep adds w, read by the page p, to l. The caller holds s.mu.
 func (s *MemoryStore) keep(l *storedList, w *StoredWindow, p Walked, id string) {
-	w.list, w.at, w.tip = l, p.Now, id
+	w.list, w.at, w.tip = l, p.At, id
 	w.bytes += windowBytes
 	w.unread = len(w.ids) - sort.Search(len(w.ids), func(i int) bool { return s.order.Compare(w.ids[i], p.Last) > 0 })
 	i := 0

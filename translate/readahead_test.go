@@ -274,12 +274,12 @@ func TestWindowsStayWithTheirCaller(t *testing.T) {
 // keepFor keeps w in s as the window of list read by a page that ended
 // at after, with more after it, at now: a chain entry for after, and w.
 func keepFor(s *MemoryStore, list, after string, w *StoredWindow, now time.Time) {
-	s.Walked(list, Walked{Last: after, More: true, At: now, Now: now, Window: w})
+	s.Walked(context.Background(), list, Walked{Last: after, More: true, At: now, Now: now, Window: w})
 }
 
 // cutPage is MemoryStore.Cut's page, whole or head.
 func cutPage(s *MemoryStore, list, after string, size int, now time.Time) *Page {
-	pg, _ := cutOf(s.Cut(list, CutQuery{After: after, Size: size, Now: now}), size)
+	pg, _ := cutOf(s.Cut(context.Background(), list, CutQuery{After: after, Size: size, Now: now}), size)
 	return pg
 }
 
@@ -357,13 +357,13 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
-	s.Walked("l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
-	c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
+	s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
+	c := s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
 	assert.True(t, c.Continues, "the cursor continues a walk")
 	assert.Nil(t, c.Window, "the window was read before the walk's last page")
-	s.Walked("l", Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
+	s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
 	assert.Nil(t, cutPage(s, "l", "30", 2, now.Add(2*time.Millisecond)), "the latest time of the pages that ended at 30 holds")
-	c = s.Cut("l", CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
+	c = s.Cut(context.Background(), "l", CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
 	assert.False(t, c.Continues, "the chain entry lives for the TTL")
 	assert.Nil(t, c.Window)
 }
@@ -399,7 +399,7 @@ func TestWindowCut(t *testing.T) {
 				w.floor = "10"
 			}
 			keepFor(s, "l", tc.after, w, now)
-			c := s.Cut("l", CutQuery{After: tc.after, Size: tc.size, Now: now})
+			c := s.Cut(context.Background(), "l", CutQuery{After: tc.after, Size: tc.size, Now: now})
 			pg, head := cutOf(c, tc.size)
 			if tc.want == nil {
 				assert.Nil(t, pg)
@@ -487,7 +487,7 @@ func TestMemoryStoreFloorAfterEviction(t *testing.T) {
 			t2 := t1.Add(time.Millisecond)    // the later walk's page, ending at 30
 			ids := []string{"10", "20", "30", "40", "50", "60"}
 			s := NewMemoryStore(Numeric, time.Second, 1<<20)
-			s.Walked("l", Walked{Last: "30", More: true, At: t2, Now: t2})
+			s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: t2, Now: t2})
 			s.mu.Lock()
 			if how != "with its list" {
 				s.memory = s.bytes - 1
@@ -502,13 +502,13 @@ func TestMemoryStoreFloorAfterEviction(t *testing.T) {
 			}
 			s.memory = 1 << 20
 			s.mu.Unlock()
-			require.False(t, s.Cut("l", CutQuery{After: "30", Size: 2, Now: t2}).Continues, "the later walk's entry is gone")
+			require.False(t, s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: t2}).Continues, "the later walk's entry is gone")
 
 			// The page that began at t1 ends now, keeping its window; a
 			// page cut from it ends at 30, as the later walk's did.
 			keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, t1)
-			s.Walked("l", Walked{Last: "30", More: true, At: t1, Now: t2.Add(time.Millisecond)})
-			c := s.Cut("l", CutQuery{After: "30", Size: 2, Now: t2.Add(2 * time.Millisecond)})
+			s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: t1, Now: t2.Add(time.Millisecond)})
+			c := s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: t2.Add(2 * time.Millisecond)})
 			assert.Nil(t, c.Window, "a window read before the forgotten entry's answer serves no cursor")
 		})
 	}

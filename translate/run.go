@@ -34,6 +34,7 @@ type StoredWindow struct {
 	list   *storedList
 	bytes  int64
 	source any
+	ref    any
 	// unread is how many of its records followed the page that read it,
 	// and read how many of those pages took since; tip is the chain
 	// entry of the last page served from it, which a drop of the window
@@ -42,8 +43,49 @@ type StoredWindow struct {
 	tip          string
 }
 
-// Source is what the fetcher's Keeper returned for the window's answer.
+// Source is what the fetcher's Keeper returned for the window's answer,
+// or what a shared store made of it again (NewStoredWindow).
 func (w *StoredWindow) Source() any { return w.source }
+
+// WindowData is a window as plain data, for a WalkStore that keeps it
+// outside the instance (redisstore): whatever keeps a window this way
+// keeps all of these, or it cannot serve the walk rule or the guarantee.
+type WindowData struct {
+	IDs     []string
+	Records [][]byte // parallel to IDs; nil when the fetcher gave none
+	// Start is the offset of IDs[0] in the list when it was read.
+	Start int
+	// Floor is the cursor at or above which the window can serve (its
+	// first id), unless FromStart: it starts the list.
+	Floor     string
+	FromStart bool
+	Ended     bool      // the list ended after the window
+	At        time.Time // the time the walk rule gives it (Walked.At)
+}
+
+// Data returns the window as plain data. Its slices are the window's:
+// they are only read.
+func (w *StoredWindow) Data() WindowData {
+	return WindowData{IDs: w.ids, Records: w.records, Start: w.start, Floor: w.floor,
+		FromStart: w.fromStart, Ended: w.ended, At: w.at}
+}
+
+// NewStoredWindow makes a window a WalkStore read back as plain data, or
+// the part of one it holds after a cursor: source is what the fetcher
+// composes pages from (see Source), ref the store's own reference to the
+// window (see Ref), which it finds again on Walked.From.
+func NewStoredWindow(d WindowData, source, ref any) *StoredWindow {
+	return &StoredWindow{span: span{ids: d.IDs, records: d.Records, start: d.Start, floor: d.Floor,
+		fromStart: d.FromStart, ended: d.Ended, at: d.At}, source: source, ref: ref}
+}
+
+// Ref is what the WalkStore that made the window (NewStoredWindow) keeps
+// to find it again; nil for a window of the instance's own.
+func (w *StoredWindow) Ref() any { return w.ref }
+
+// Bytes is what the window's answer holds alive, as the fetcher's Keeper
+// counted it.
+func (w *StoredWindow) Bytes() int64 { return w.bytes }
 
 // holds reports whether the span's records from k on hold a page of
 // size records and the one after it, or run to the list's end: the page
