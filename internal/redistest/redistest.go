@@ -1,0 +1,149 @@
+// Package redistest runs a real redis-server on loopback for tests: on a
+// port the test picks, with nothing written to disk, stopped when the
+// test ends. A machine without redis-server skips the test, saying how
+// to install it; .ci/run installs it.
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server process, which a test may kill, restart and
+// flush.
+type Server struct {
+	t    testing.TB
+	bin  string
+	port int
+	args []string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start starts redis-server on 127.0.0.1 at a free port, with extra
+// arguments (such as "--maxmemory", "1mb"), and stops it when the test
+// ends. It skips the test when redis-server is not installed.
+func Start(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	bin := os.Getenv("HELPDESK_REDIS_SERVER")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("redis-server"); err != nil {
+			t.Skip("redis-server is not installed (apt-get install redis-server, or set HELPDESK_REDIS_SERVER); .ci/run installs it")
+		}
+	}
+	s := &Server{t: t, bin: bin, port: freePort(t), args: extra}
+	s.start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// URL is the server's redis:// address, database 0.
+func (s *Server) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.port) }
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+func (s *Server) start() {
+	s.t.Helper()
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}, s.args...)
+	cmd := exec.Command(s.bin, args...)
+	cmd.Dir = s.t.TempDir()
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("starting redis-server: %v", err)
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if out, err := s.Do("PING"); err == nil && out == "PONG" {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server did not answer PING on %s within 10s", s.Addr())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Kill stops the server at once, as a crash does; what it held is lost.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+}
+
+// Restart kills the server and starts a new one, empty, on the same port.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	s.start()
+}
+
+// Flush empties every database, as FLUSHALL does.
+func (s *Server) Flush() {
+	s.t.Helper()
+	if _, err := s.Do("FLUSHALL"); err != nil {
+		s.t.Fatalf("FLUSHALL: %v", err)
+	}
+}
+
+// Do sends one command in the inline protocol and returns its first
+// line of answer, without the type byte (an error answer is an error).
+// Enough for PING, FLUSHALL, DBSIZE, CONFIG SET and INFO-less checks.
+func (s *Server) Do(args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := c.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", fmt.Errorf("empty answer")
+	}
+	if line[0] == '-' {
+		return "", fmt.Errorf("%s", line[1:])
+	}
+	return line[1:], nil
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
