@@ -80,6 +80,15 @@ type churnedWalks struct {
 }
 
 func startChurnedWalks(t *testing.T, e exampleBackend, records int, extra string) *churnedWalks {
+	s, _ := churnedWalksBehind(t, e, records, fmt.Sprintf(gatewaySite, e.gatewayOptions(t)+"\n\t\t"+extra), extra == "")
+	return s
+}
+
+// churnedWalksBehind is startChurnedWalks behind any Caddyfile whose
+// gateways reach the backend as {backend} and take e's options (several
+// instances behind a balancer, as scaleOutSites makes), its first site
+// the one clients ask; readahead says whether its gateways read ahead.
+func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile string, readahead bool, opts ...harness.Options) (*churnedWalks, *harness.Caddy) {
 	b := reference.New(reference.Config{Seed: 29, Records: records, MaxPerPage: e.limit, Envelope: e.envelope,
 		Paging: e.paging, ChurnPerSecond: float64(records) / 60})
 	srv := httptest.NewServer(b)
@@ -87,9 +96,9 @@ func startChurnedWalks(t *testing.T, e exampleBackend, records int, extra string
 		srv.Close()
 		b.Close()
 	})
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, e.gatewayOptions(t)+"\n\t\t"+extra), srv.URL)
-	return &churnedWalks{t: t, e: e, readahead: extra == "", b: b, url: c.URL,
-		r: rand.New(rand.NewPCG(29, uint64(records))), list: "calls"}
+	c := harness.Start(t, caddyfile, srv.URL, opts...)
+	return &churnedWalks{t: t, e: e, readahead: readahead, b: b, url: c.URL,
+		r: rand.New(rand.NewPCG(29, uint64(records))), list: "calls"}, c
 }
 
 // snapshot reads the whole list from the backend itself, by its own
@@ -176,6 +185,7 @@ type walk struct {
 	existing map[int64][]byte // the list as its first page was asked for
 	calls0   int64            // the backend's count of list calls when w began
 	calls    int64            // the backend calls w cost, once it has ended
+	refused  int              // the 503s step repeated
 }
 
 // start renews the list and reads it, then starts w: what the backend
@@ -199,6 +209,7 @@ func (s *churnedWalks) step(w *walk, headers ...string) {
 	}
 	a := get(s.t, u, headers...)
 	for try := 0; try < 5 && a.status == http.StatusServiceUnavailable; try++ {
+		w.refused++
 		a = get(s.t, u, headers...)
 	}
 	require.Equal(s.t, http.StatusOK, a.status, "%s: %s", w.name, a.body)

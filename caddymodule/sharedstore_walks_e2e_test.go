@@ -1,0 +1,284 @@
+package caddymodule_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/internal/redistest"
+)
+
+// The tests of this file walk through three gateway instances behind
+// Caddy's round_robin, so that no two pages in a row reach the same
+// instance, sharing read-ahead's walks and windows through a real
+// redis-server on loopback (issue 33, point 5). Each holds a walk to the
+// same promise as walks_e2e_test.go (every record that existed for the
+// whole walk appears, with the bytes the backend held for it) and to the
+// caller boundary of caller_e2e_test.go, and shows that the store is what
+// makes the walk cheap: the same walk without readahead_store costs about
+// one backend call a page.
+//
+// Store calls get a deadline of 500ms, far above the default 50ms, so
+// that a loaded machine running -race does not turn store round trips
+// into misses where a test counts backend calls.
+
+// sharedStoreKey is readahead_store_key of every instance in these tests.
+const sharedStoreKey = "shared-store-e2e-key-0123456789"
+
+// sharedStoreBackoff outlasts the time an instance skips the store after
+// a failed call: a test that brings the store back waits this long before
+// it expects pages from the store again.
+const sharedStoreBackoff = 1500 * time.Millisecond
+
+// liveAgentBackend is the reference backend as the gateway's defaults
+// expect it (LiveAgent's _page and _perPage, a bare array, up to 1,000
+// records an answer), so that windows grow to 1,000 records.
+var liveAgentBackend = exampleBackend{limit: 1000}
+
+// sharedStoreSites is scaleOutSites for three instances behind
+// round_robin with options, each sharing store when it is not nil.
+func sharedStoreSites(t *testing.T, store *redistest.Server, options string) string {
+	t.Helper()
+	if store != nil {
+		options += fmt.Sprintf("\n\t\treadahead_store %s\n\t\treadahead_store_key %s\n\t\treadahead_store_timeout 500ms",
+			store.URL(), sharedStoreKey)
+	}
+	return scaleOutSites(t, 3, "round_robin", strings.TrimSpace(options))
+}
+
+// walkThrough walks the churning list of s once at perPage, checks the
+// walk against the backend's own reads, and returns it.
+func walkThrough(s *churnedWalks, name string, perPage int) *walk {
+	s.t.Helper()
+	w := s.start(name, perPage)
+	for !w.done {
+		s.step(w)
+	}
+	s.finish(w)
+	assert.Zero(s.t, w.refused, "%s: no page was refused", w.name)
+	return w
+}
+
+func callsPerPage(w *walk) float64 { return float64(w.calls) / float64(w.pages) }
+
+// TestSharedStoreWholeWalks walks 3,000 churning records through three
+// instances behind round_robin: with the store, every walk is exact and
+// costs the backend a small fraction of a call a page (the issue's 0.05
+// at _perPage 10 and 0.25 at 100); without it, the control, each page
+// lands on an instance that did not serve the one before and costs about
+// one call.
+func TestSharedStoreWholeWalks(t *testing.T) {
+	for _, tc := range []struct {
+		perPage  int
+		maxCalls float64
+	}{{10, 0.05}, {100, 0.25}} {
+		t.Run("perPage="+strconv.Itoa(tc.perPage), func(t *testing.T) {
+			t.Run("readahead_store", func(t *testing.T) {
+				store := redistest.Start(t)
+				s, _ := churnedWalksBehind(t, liveAgentBackend, 3000, sharedStoreSites(t, store, ""), true)
+				w := walkThrough(s, "shared walk", tc.perPage)
+				assert.LessOrEqual(t, callsPerPage(w), tc.maxCalls, "backend calls per page with the store")
+			})
+			t.Run("control", func(t *testing.T) {
+				s, _ := churnedWalksBehind(t, liveAgentBackend, 3000, sharedStoreSites(t, nil, ""), true)
+				w := walkThrough(s, "walk without the store", tc.perPage)
+				assert.GreaterOrEqual(t, callsPerPage(w), 0.9, "backend calls per page without the store: each page on a cold instance")
+			})
+		})
+	}
+}
+
+// TestSharedStoreBackToBack: one caller walks the list again as soon as
+// its last walk ends, through three instances behind round_robin sharing
+// the store, while the backend churns and the list changes between walks
+// (records renewed under their old ids, new ones inserted). The next walk
+// follows the same cursors as the last, whose windows any instance can
+// read from the store: a page cut from one of them would show a record as
+// it was before the walk began, or miss one inserted since. No walk does,
+// and the store still serves most pages.
+func TestSharedStoreBackToBack(t *testing.T) {
+	for _, size := range []struct{ perPage, records int }{{10, 600}, {100, 2000}} {
+		t.Run("perPage="+strconv.Itoa(size.perPage), func(t *testing.T) {
+			store := redistest.Start(t)
+			s, _ := churnedWalksBehind(t, liveAgentBackend, size.records, sharedStoreSites(t, store, ""), true)
+			for n := range 3 {
+				w := walkThrough(s, fmt.Sprintf("walk %d", n+1), size.perPage)
+				assert.Less(t, 3*w.calls, int64(w.pages), "%s: the store serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
+			}
+		})
+	}
+}
+
+// TestSharedStoreCallersInterleaved: two API keys that see different
+// records (and the same id, at times, as records of their own) walk
+// interleaved page by page through three instances sharing the store.
+// Each gets exactly its own records, every one read with its own key, and
+// each walk is read mostly from shared windows: without the store each
+// page costs a call.
+func TestSharedStoreCallersInterleaved(t *testing.T) {
+	kb := newKeyedBackend(1000, 1000)
+	srv := httptest.NewServer(kb)
+	t.Cleanup(srv.Close)
+	store := redistest.Start(t)
+	c := harness.Start(t, sharedStoreSites(t, store, ""), srv.URL)
+
+	wa := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-shared")}
+	wb := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "b-shared")}
+	walkAll(t, wa, wb)
+	for _, w := range []struct {
+		walker *keyedWalker
+		key    string
+		want   []int64
+	}{{wa, "a-shared", kb.a}, {wb, "b-shared", kb.b}} {
+		assert.Equal(t, w.want, w.walker.ids, "%s: exactly its own records", w.key)
+		assert.Equal(t, map[string]bool{w.key: true}, w.walker.owners, "%s: every record served was read with its own key", w.key)
+		calls, _ := kb.cost(w.key)
+		t.Logf("%s: %d pages, %d backend calls", w.key, w.walker.pages, calls)
+		assert.Less(t, float64(calls)/float64(w.walker.pages), 0.1, "%s: backend calls per page, windows shared", w.key)
+	}
+}
+
+// TestSharedStoreFaults takes the store away mid-walk in three ways: it is
+// killed (and started again a third of the walk later), restarted (empty,
+// with a new run_id), or flushed. Every walk is still exact, no page is a
+// 5xx, the backend is asked for the pages the store cannot serve (about
+// one call a page while it is down, counted by
+// helpdesk_gateway_readahead_store_errors_total), and once the store is
+// back the walk is read from shared windows again.
+func TestSharedStoreFaults(t *testing.T) {
+	const (
+		records = 3000
+		perPage = 10
+		third   = records / perPage / 3
+	)
+	for _, tc := range []struct {
+		name  string
+		fault func(store *redistest.Server)
+		down  bool // the store stays down for the middle third
+	}{
+		{"killed", (*redistest.Server).Kill, true},
+		{"restarted", (*redistest.Server).Restart, false},
+		{"flushed", (*redistest.Server).Flush, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := redistest.Start(t)
+			s, c := churnedWalksBehind(t, liveAgentBackend, records, sharedStoreSites(t, store, ""), true, harness.Options{Admin: true})
+			errors := func() float64 { return metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total") }
+			calls := func() int64 { return s.b.Requests(s.list) }
+			steps := func(w *walk, n int) (calls0 int64) {
+				calls0 = calls()
+				for range n {
+					require.False(t, w.done, "%s: the walk ended early", w.name)
+					s.step(w)
+				}
+				return calls() - calls0
+			}
+
+			w := s.start("walk", perPage)
+			before := steps(w, third)
+			errors0 := errors()
+			tc.fault(store)
+			after := steps(w, 10)
+			middle := after + steps(w, third-10)
+			if tc.down {
+				store.Restart()
+			}
+			errors1 := errors()
+			time.Sleep(sharedStoreBackoff)
+			back := calls()
+			for !w.done {
+				s.step(w)
+			}
+			back = calls() - back
+			s.finish(w)
+			last := w.pages - 2*third
+			t.Logf("backend calls: %d for %d pages before, %d for %d pages after the fault (%d in the first 10), %d for %d pages once back; %v store errors",
+				before, third, middle, third, after, back, last, errors1-errors0)
+
+			assert.Zero(t, w.refused, "no page was refused")
+			assert.LessOrEqual(t, float64(before)/third, 0.1, "calls per page before the fault")
+			assert.Positive(t, after, "the page after the fault is read from the backend: the walk's chain is gone")
+			if tc.down {
+				assert.GreaterOrEqual(t, float64(middle)/third, 0.8, "calls per page while the store is down")
+				assert.Positive(t, errors1-errors0, "store errors are counted")
+			}
+			assert.LessOrEqual(t, float64(back)/float64(last), 0.1, "calls per page once the store is back")
+		})
+	}
+}
+
+// TestSharedStoreHandBuiltCursor: caller A walks through three instances
+// sharing the store, so that a window of A's holds records past A's last
+// page. Caller B (another API key) builds cursors itself (spec 4.1 rule
+// 4) at ids inside that window: the id A's last page ended at, which
+// A's walk chain holds, and one inside A's next page. B sends each to
+// every instance in turn: each time the backend is asked, with B's key,
+// and the page is exactly B's records after that id, none of A's. A's
+// walk then goes on from the same window, and ends exact.
+func TestSharedStoreHandBuiltCursor(t *testing.T) {
+	kb := newKeyedBackend(1000, 1000)
+	srv := httptest.NewServer(kb)
+	t.Cleanup(srv.Close)
+	store := redistest.Start(t)
+	c := harness.Start(t, sharedStoreSites(t, store, ""), srv.URL)
+
+	wa := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-walker")}
+	for range 20 {
+		wa.next(t)
+	}
+	require.Equal(t, kb.a[:200], wa.ids)
+	calls, _ := kb.cost("a-walker")
+	require.LessOrEqual(t, calls, 5, "A's 20 pages are read from windows the instances share")
+
+	for _, inside := range []int64{kb.a[199], kb.a[204]} {
+		for i := range 3 { // round robin: each instance once
+			probe := &keyedWalker{base: c.URL, perPage: 10, cursor: cursorFor(strconv.FormatInt(inside, 10)),
+				headers: fixed("X-Api-Key", "b-prober")}
+			before, _ := kb.cost("b-prober")
+			probe.next(t)
+			after, _ := kb.cost("b-prober")
+			want, _ := nextAfter(kb.b, inside, 10)
+			assert.Equal(t, want, probe.ids, "cursor at %d, probe %d: B's records after it", inside, i+1)
+			assert.Equal(t, map[string]bool{"b-prober": true}, probe.owners, "cursor at %d, probe %d: read with B's key, none of A's", inside, i+1)
+			assert.Equal(t, before+1, after, "cursor at %d, probe %d: B's page is one backend call of B's", inside, i+1)
+		}
+	}
+	aCalls, _ := kb.cost("a-walker")
+	assert.Equal(t, calls, aCalls, "B's probes cost A nothing")
+
+	wa.next(t)
+	aCalls, _ = kb.cost("a-walker")
+	assert.Equal(t, calls, aCalls, "A's next page, which B's cursors were inside, is cut from A's shared window")
+	walkAll(t, wa)
+	assert.Equal(t, kb.a, wa.ids, "A's walk is exact")
+	assert.Equal(t, map[string]bool{"a-walker": true}, wa.owners)
+}
+
+// metricSum reads the metrics of c's admin endpoint and sums every
+// sample of name, whatever its labels; absent counts as 0.
+func metricSum(t *testing.T, c *harness.Caddy, name string) float64 {
+	t.Helper()
+	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	sum := 0.0
+	for _, m := range regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(name)+`(?:\{[^}]*\})? (\S+)$`).FindAllStringSubmatch(string(body), -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err, m[0])
+		sum += v
+	}
+	return sum
+}
