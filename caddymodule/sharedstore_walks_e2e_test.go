@@ -105,9 +105,11 @@ func TestSharedStoreWholeWalks(t *testing.T) {
 // TestSharedStoreBackToBack: one caller walks the list again as soon as
 // its last walk ends, through three instances behind round_robin sharing
 // the store, while the backend churns and the list changes between walks
-// (records renewed under their old ids, new ones inserted). The next walk
-// follows the same cursors as the last, whose windows any instance can
-// read from the store: a page cut from one of them would show a record as
+// (records renewed under their old ids, new ones inserted); then it runs
+// three walks at once, each starting when the one before is a third of
+// the way through, their pages taking turns. Each walk follows the same
+// cursors as the others, whose windows any instance can read from the
+// store: a page cut from one an earlier walk read would show a record as
 // it was before the walk began, or miss one inserted since. No walk does,
 // and the store still serves most pages.
 func TestSharedStoreBackToBack(t *testing.T) {
@@ -115,8 +117,14 @@ func TestSharedStoreBackToBack(t *testing.T) {
 		t.Run("perPage="+strconv.Itoa(size.perPage), func(t *testing.T) {
 			store := redistest.Start(t)
 			s, _ := churnedWalksBehind(t, liveAgentBackend, size.records, sharedStoreSites(t, store, ""), true)
+			walks := make([]*walk, 0, 6)
 			for n := range 3 {
-				w := walkThrough(s, fmt.Sprintf("walk %d", n+1), size.perPage)
+				walks = append(walks, walkThrough(s, fmt.Sprintf("walk %d", n+1), size.perPage))
+			}
+			pages := (size.records + size.perPage - 1) / size.perPage
+			walks = append(walks, s.interleaved(size.perPage, pages)...)
+			for _, w := range walks {
+				assert.Zero(t, w.refused, "%s: no page was refused", w.name)
 				assert.Less(t, 3*w.calls, int64(w.pages), "%s: the store serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
 			}
 		})

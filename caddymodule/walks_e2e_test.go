@@ -370,24 +370,32 @@ func TestWalksRestarted(t *testing.T) {
 // walk of 1,000 a page is over before another can start.)
 func TestWalksInterleaved(t *testing.T) {
 	eachWalkSetup(t, walkSetups{short: true, maxPerPage: 250}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
-		var (
-			walks   []*walk
-			started int
-		)
-		for started < 3 || len(walks) > 0 {
-			if started < 3 && (len(walks) == 0 || walks[len(walks)-1].pages >= max(2, pages/3)) {
-				started++
-				walks = append(walks, s.start(fmt.Sprintf("walk %d", started), perPage))
-			}
-			for _, w := range walks {
-				s.step(w)
-				if w.done {
-					s.finish(w)
-				}
-			}
-			walks = slices.DeleteFunc(walks, func(w *walk) bool { return w.done })
-		}
+		s.interleaved(perPage, pages)
 	})
+}
+
+// interleaved runs TestWalksInterleaved's three walks of the list of
+// pages at perPage, each checked as it ends, and returns them.
+func (s *churnedWalks) interleaved(perPage, pages int) []*walk {
+	var (
+		walks, all []*walk
+		started    int
+	)
+	for started < 3 || len(walks) > 0 {
+		if started < 3 && (len(walks) == 0 || walks[len(walks)-1].pages >= max(2, pages/3)) {
+			started++
+			walks = append(walks, s.start(fmt.Sprintf("walk %d", started), perPage))
+			all = append(all, walks[len(walks)-1])
+		}
+		for _, w := range walks {
+			s.step(w)
+			if w.done {
+				s.finish(w)
+			}
+		}
+		walks = slices.DeleteFunc(walks, func(w *walk) bool { return w.done })
+	}
+	return all
 }
 
 // TestWalksAlternatingWindowAndBackend: after a plain walk, the same
