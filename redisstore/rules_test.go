@@ -162,7 +162,7 @@ func TestStoreFaults(t *testing.T) {
 
 // TestLostEntryIsDeleted: a later walk's page whose chain entry could
 // not be written leaves an earlier walk's entry for the same record; the
-// instance deletes it as soon as the store answers, so that the later
+// instance deletes it before it next uses the store, so that the later
 // walk's next page is not cut from the earlier walk's window.
 func TestLostEntryIsDeleted(t *testing.T) {
 	srv := redistest.Start(t)

@@ -154,11 +154,15 @@ func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery) (
 
 // Walked implements translate.WalkStore: the page's chain entry and the
 // window it read, if any, in one script. A chain entry that cannot be
-// written (the store failing, or off for its back-off) is deleted as
-// soon as the store answers again: an entry of an older walk through the
-// same record, left in place, would let this walk's next page be cut
-// from that walk's window, read before this walk began. A page the
-// store never hears of costs only calls.
+// written (the store failing, or off for its back-off) is deleted before
+// this instance next reads or writes the store (forgetLost): an entry of
+// an older walk through the same record, left in place, would let this
+// walk's next page be cut from that walk's window, read before this walk
+// began. What remains is a store that fails this instance's write and at
+// once answers another instance's read of the same entry, with an older
+// walk of the same caller through the same record within the TTL: that
+// gap is stated in SECURITY.md. A page the store never hears of costs
+// only calls.
 func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 	if s.cfg.TTL <= 0 {
 		return
