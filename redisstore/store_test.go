@@ -79,7 +79,7 @@ func (l *list) counts() (calls, fetched int) {
 const secret = "0123456789abcdef-test-secret"
 
 // newStore returns a store on srv for one instance.
-func newStore(t *testing.T, srv *redistest.Server, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
+func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
 	t.Helper()
 	cfg := redisstore.Config{
 		URL: srv.URL(), Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: translate.Numeric,
