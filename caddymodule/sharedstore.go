@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -126,7 +127,6 @@ func (g *Gateway) openStore() error {
 		timeout = redisstore.DefaultTimeout
 	}
 	host := u.Host
-	var down atomic.Bool
 	store, err := redisstore.New(redisstore.Config{
 		URL:            raw,
 		Secret:         []byte(key),
@@ -139,16 +139,7 @@ func (g *Gateway) openStore() error {
 		OnError: func(op string, err error) {
 			metrics.storeErrors.WithLabelValues(op).Inc()
 		},
-		OnState: func(up bool, err error) {
-			// Once per change: a store down warns once, not per call.
-			switch {
-			case !up && !down.Swap(true):
-				g.logger.Warn("readahead_store is down: pages go to the backend until it answers again",
-					zap.String("store", host), zap.Error(err))
-			case up && down.Swap(false):
-				g.logger.Info("readahead_store is back", zap.String("store", host))
-			}
-		},
+		OnState: g.storeStateLogger(host),
 	})
 	if err != nil {
 		return fmt.Errorf("readahead_store %q: %v", u.Redacted(), err)
@@ -157,6 +148,23 @@ func (g *Gateway) openStore() error {
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
 		zap.String("store", host), zap.Bool("tls", u.Scheme == "rediss"), zap.Duration("timeout", timeout))
 	return nil
+}
+
+// storeStateLogger returns the store's OnState: a warning when the store
+// at host goes down, with the error, and an Info when it is back, each
+// once per change however many calls see it. host is the URL's host:port,
+// never its credentials.
+func (g *Gateway) storeStateLogger(host string) func(up bool, err error) {
+	var down atomic.Bool
+	return func(up bool, err error) {
+		switch {
+		case !up && !down.Swap(true):
+			g.logger.Warn("readahead_store is down: pages go to the backend until it answers again",
+				zap.String("store", host), zap.Error(err))
+		case up && down.Swap(false):
+			g.logger.Info("readahead_store is back", zap.String("store", host))
+		}
+	}
 }
 
 // sharedStore is the gateway's shared store.
@@ -179,6 +187,8 @@ func (g *Gateway) closeStore() {
 // store keeps itself): a version byte, the backend headers a page passes
 // on, each name and value framed by its length, then the envelope's
 // split (4 bytes, big-endian) and the envelope (legacy's AppendEnvelope).
+// The headers go by name, sorted, so that an answer encodes to the same
+// bytes each time.
 // Only backend response headers and body bytes: never a query or a
 // request header, so nothing of the caller's credentials.
 const windowEncoding = 1
@@ -200,20 +210,24 @@ func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
 	default:
 		return nil, false
 	}
-	out := make([]byte, 0, 64+len(env))
-	out = append(out, windowEncoding)
-	n := 0
-	for k := range header {
+	var room [16]string
+	names := room[:0]
+	size := 64 + len(env)
+	for k, v := range header {
 		if g.pageKeeps(k) {
-			n++
+			names = append(names, k)
+			size += len(k) + 8
+			for _, s := range v {
+				size += len(s) + 4
+			}
 		}
 	}
-	out = binary.AppendUvarint(out, uint64(n))
-	for k, v := range header {
-		if !g.pageKeeps(k) {
-			continue
-		}
-		out = appendValues(appendField(out, k), v)
+	slices.Sort(names) // the same answer, the same bytes
+	out := make([]byte, 0, size)
+	out = append(out, windowEncoding)
+	out = binary.AppendUvarint(out, uint64(len(names)))
+	for _, k := range names {
+		out = appendValues(appendField(out, k), header[k])
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(at))
 	return append(out, env...), true
