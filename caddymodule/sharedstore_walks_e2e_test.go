@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,10 +122,85 @@ func TestSharedStoreBackToBack(t *testing.T) {
 			// entry a later walk made, and then reads the backend:
 			// these are checked for what they serve only.
 			for _, w := range s.interleaved(size.perPage, (size.records+size.perPage-1)/size.perPage) {
-				assert.Zero(t, w.refused, "interleaved %s: no page was refused", w.name)
+				assert.Zero(t, w.refused, "%s: no page was refused", w.name)
 			}
 		})
 	}
+}
+
+// TestSharedStoreNewerWalkPassesOlder: an older walk of a caller has read
+// a window ahead of it; the list changes (records renewed under their
+// ids, and two new ones inserted, one behind the older walk and one in
+// its window); a newer walk of the same caller starts and passes it.
+// Their pages, at 2 records, end at different records between the two
+// insertions and at the same ones after: at the first such record e,
+// the newer walk's page ends there (from an answer read after the
+// change), then the older's (from its window, read before), then the
+// newer walk asks for the page after e. e's chain entry must keep the
+// newer walk's time, or the newer walk is served the older window: the
+// renewed records as they were before it began. Through three instances
+// behind round_robin, so each of the three pages reaches another one.
+func TestSharedStoreNewerWalkPassesOlder(t *testing.T) {
+	const perPage = 2
+	store := redistest.Start(t)
+	s, _ := churnedWalksBehind(t, liveAgentBackend, 400, sharedStoreSites(t, store, ""), true)
+	s.b.Close() // no churn: the records where the walks meet are chosen
+	ids := s.b.IDs(s.list)
+	// gap returns the first index i from from on with room for an id
+	// between ids[i] and ids[i+1].
+	gap := func(from int) int {
+		for i := from; i+1 < len(ids); i++ {
+			if ids[i]+1 < ids[i+1] {
+				return i
+			}
+		}
+		t.Fatal("no gap in the list's ids")
+		return 0
+	}
+
+	older := s.begin("older walk", perPage)
+	for range 6 { // its 6th page reads a window of 8 pages: records 11 to 26
+		s.step(older)
+	}
+	cursor := slices.Index(ids, older.ids[len(older.ids)-1]) // 11
+	require.Equal(t, 2*6-1, cursor)
+
+	// x behind the older walk shifts the newer walk's page ends by one;
+	// y, past the older walk's cursor, shifts them back, so that from
+	// the first odd index past y both walks end pages at the same ids.
+	x := gap(2)
+	require.Less(t, x, cursor, "a gap for x among the older walk's first pages")
+	y := gap(cursor)
+	e := ids[y+1+y%2]
+	require.NoError(t, s.b.Insert(s.list, ids[x]+1))
+	require.NoError(t, s.b.Insert(s.list, ids[y]+1))
+	for _, id := range ids[cursor+1 : cursor+30] {
+		require.True(t, s.b.Delete(s.list, id))
+		require.NoError(t, s.b.Insert(s.list, id)) // new bytes
+	}
+
+	newer := s.begin("newer walk", perPage)
+	for len(newer.ids) == 0 || newer.ids[len(newer.ids)-1] < e {
+		s.step(newer)
+	}
+	require.Equal(t, e, newer.ids[len(newer.ids)-1], "the newer walk's page ends at e")
+	calls := s.b.Requests(s.list)
+	for older.ids[len(older.ids)-1] < e {
+		s.step(older)
+	}
+	require.Equal(t, e, older.ids[len(older.ids)-1], "the older walk's page ends at e")
+	require.Equal(t, calls, s.b.Requests(s.list), "the older walk's pages up to e come from its window")
+
+	s.step(newer)
+	for !newer.done {
+		s.step(newer)
+	}
+	s.finish(newer)
+	for !older.done {
+		s.step(older)
+	}
+	s.finish(older)
+	assert.Zero(t, newer.refused+older.refused, "no page was refused")
 }
 
 // TestSharedStoreCallersInterleaved: two API keys that see different

@@ -193,9 +193,16 @@ type walk struct {
 func (s *churnedWalks) start(name string, perPage int) *walk {
 	s.b.Close() // the churn pauses, so that renew's ids stay free
 	s.renew(max(4, s.b.Len(s.list)/40), perPage)
+	w := s.begin(name, perPage)
+	s.resume()
+	return w
+}
+
+// begin starts w on the list as it is, reading it first (which pauses
+// the churn: resume starts it again, finish does).
+func (s *churnedWalks) begin(name string, perPage int) *walk {
 	w := &walk{name: name, perPage: perPage, existing: s.snapshot()}
 	w.calls0 = s.b.Requests(s.list)
-	s.resume()
 	return w
 }
 
