@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -349,6 +350,32 @@ func TestSharedStoreHandBuiltCursor(t *testing.T) {
 	walkAll(t, wa)
 	assert.Equal(t, kb.a, wa.ids, "A's walk is exact")
 	assert.Equal(t, map[string]bool{"a-walker": true}, wa.owners)
+}
+
+// storeACL is the ACL rule docs/operating.md gives the gateways' Redis
+// user, without its password: the commands the store uses, on its keys.
+const storeACL = "~hdgw:* resetchannels -@all +get +set +del +eval +evalsha +script|load +rpush +lrange +lindex +pexpire +time +ping +info +config|get"
+
+// TestSharedStoreACLUser reaches the store as the user docs/operating.md
+// recommends, allowed only storeACL: a walk through three instances is
+// read from shared windows, exact, and no store call is refused (a
+// command the rule leaves out would fail every call that needs it, and
+// cost a backend call a page).
+func TestSharedStoreACLUser(t *testing.T) {
+	doc, err := os.ReadFile("../docs/operating.md")
+	require.NoError(t, err)
+	require.Contains(t, string(doc), "user hdgw on >long-random-password "+storeACL, "the rule docs/operating.md gives")
+
+	const password = "acl-test-password-0123"
+	store := redistest.Start(t, append([]string{"--user", "hdgw", "on", ">" + password}, strings.Fields(storeACL)...)...)
+	options := strings.Replace(sharedStoreOptions(store, "readahead_store_timeout 500ms"),
+		store.URL(), "redis://hdgw:"+password+"@"+store.Addr()+"/0", 1)
+	require.Contains(t, options, "hdgw:"+password)
+	s, c := churnedWalksBehind(t, liveAgentBackend, 3000, scaleOutSites(t, 3, "round_robin", options), true, harness.Options{Admin: true})
+	errors0 := metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total")
+	w := walkThrough(s, "walk as hdgw", 10)
+	assert.LessOrEqual(t, callsPerPage(w), 0.05, "backend calls per page")
+	assert.Zero(t, metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total")-errors0, "store errors")
 }
 
 // metricSum reads the metrics of c's admin endpoint and sums every
