@@ -9,7 +9,6 @@ package caddymodule
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -24,10 +23,6 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/redisstore"
 )
-
-// minStoreKey is the shortest readahead_store_key accepted: the key of an
-// HMAC-SHA256 naming every caller's entries, so it must not be guessable.
-const minStoreKey = 16
 
 // composer is what a page is composed from beside its records: the
 // backend headers of the answer it starts in, and the envelope its
@@ -89,7 +84,7 @@ func (g *Gateway) checkStoreOptions() error {
 		}
 	}
 	if g.ReadaheadStoreKey == "" {
-		return errors.New("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least 16 bytes, the same on every instance")
+		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance", redisstore.MinSecret)
 	}
 	return nil
 }
@@ -114,8 +109,8 @@ func (g *Gateway) openStore() error {
 		return err
 	}
 	key := repl.ReplaceAll(g.ReadaheadStoreKey, "")
-	if len(key) < minStoreKey {
-		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), minStoreKey)
+	if len(key) < redisstore.MinSecret {
+		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), redisstore.MinSecret)
 	}
 	ttl := time.Duration(*g.ReadaheadTTL)
 	if ttl == 0 {
@@ -142,7 +137,8 @@ func (g *Gateway) openStore() error {
 		OnState: g.storeStateLogger(host),
 	})
 	if err != nil {
-		return fmt.Errorf("readahead_store %q: %v", u.Redacted(), err)
+		// Its errors name the option already, and never the password.
+		return fmt.Errorf("readahead_store %q: %s", u.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
 	}
 	g.store = &sharedStore{Store: store}
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",

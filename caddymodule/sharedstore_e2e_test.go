@@ -58,11 +58,13 @@ func TestSharedStoreWholeWalk(t *testing.T) {
 			rec := &recorder{next: backend}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			var options []string
+			// A deadline far above a loopback round trip, so that a busy
+			// test machine does not turn the count into a fault test.
+			options := []string{"readahead_store_timeout 500ms"}
 			if tc.envelope != "" {
 				options = append(options, "records_path "+tc.envelope)
 			}
-			c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store, options...)), srv.URL)
+			c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store, options...)), srv.URL, harness.Options{Admin: true})
 
 			ids, pages := walkSharedPages(t, c.URL, "/calls", tc.perPage, "client-1", tc.envelope)
 			require.Equal(t, strIDs(backend.IDs("calls")), ids, "the walk is exact")
@@ -82,6 +84,36 @@ func TestSharedStoreWholeWalk(t *testing.T) {
 				pages, len(reqs), calls, perPage, fetched)
 			assert.LessOrEqual(t, perPage, tc.maxCalls, "backend calls per page, shared windows")
 			assert.LessOrEqual(t, fetched, 1.10, "records fetched per record served")
+			// Each instance's admin report shows the one store, up, by its
+			// address, and what it served and kept of the walk.
+			resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var report struct {
+				Gateways []struct {
+					Readahead struct {
+						Store *struct {
+							Addr           string
+							Up             bool
+							Errors, Served int64
+							Kept           int64
+							LastError      string `json:"last_error"`
+						}
+					}
+				}
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&report))
+			require.Len(t, report.Gateways, 3)
+			var served int64
+			for i, g := range report.Gateways {
+				st := g.Readahead.Store
+				require.NotNil(t, st, "gateway %d shows its store", i)
+				t.Logf("gateway %d: store %+v", i, *st)
+				assert.Equal(t, store.Addr(), st.Addr)
+				assert.True(t, st.Up)
+				served += st.Served
+			}
+			assert.Greater(t, served, int64(pages/2), "most pages came from shared windows")
 			dbsize, err := store.Do("DBSIZE")
 			require.NoError(t, err)
 			assert.NotEqual(t, "0", dbsize, "the walk's windows and chains are in the store")

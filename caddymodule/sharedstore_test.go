@@ -91,6 +91,8 @@ func TestProvisionStoreErrors(t *testing.T) {
 		{Gateway{ReadaheadStore: "{env.HELPDESK_TEST_STORE_URL}", ReadaheadStoreKey: storeKey},
 			`readahead_store "http://u:xxxxx@127.0.0.1:6379/0": the scheme is not redis or rediss`},
 		{Gateway{ReadaheadStore: "unix:///run/redis.sock", ReadaheadStoreKey: storeKey}, "the scheme is not redis or rediss"},
+		{Gateway{ReadaheadStore: "redis://u:s3cret@127.0.0.1:6379/0?bogus=1", ReadaheadStoreKey: storeKey},
+			`readahead_store "redis://u:xxxxx@127.0.0.1:6379/0?bogus=1": redis: unexpected option: bogus`},
 		{Gateway{ReadaheadStoreTimeout: caddy.Duration(-time.Millisecond)}, "readahead_store_timeout: -1ms is negative; leave it out for 50ms"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
