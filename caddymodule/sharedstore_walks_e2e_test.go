@@ -304,6 +304,50 @@ func TestSharedStoreFaults(t *testing.T) {
 	}
 }
 
+// TestSharedStoreRestoredSnapshot: the store is saved to disk at the end
+// of a walk, the list changes, the next walk of the same caller starts,
+// and the store is restarted from that snapshot, as a store restored
+// from a backup or failed over to a lagging replica is: it holds the
+// first walk's chain entries and windows again, within readahead_ttl,
+// under the new walk's cursors (at _perPage 1, every record ends a
+// page). They were written under the old run_id and serve nothing: the
+// second walk is exact, and read from shared windows again once the
+// instances' back-off after the restart has passed.
+func TestSharedStoreRestoredSnapshot(t *testing.T) {
+	const perPage = 1
+	store := redistest.Start(t, "--dir", t.TempDir(), "--dbfilename", "hdgw.rdb")
+	s, _ := churnedWalksBehind(t, liveAgentBackend, 300, sharedStoreSites(t, store, ""), true)
+	first := walkThrough(s, "walk 1", perPage)
+	_, err := store.Do("SAVE")
+	require.NoError(t, err)
+
+	s.b.Close()
+	s.renew(60, perPage) // a record in five renewed, as many inserted
+	w := s.begin("walk 2", perPage)
+	s.resume()
+	// Up to a cursor walk 1 ended a page at, so that the restored store
+	// holds a chain entry for it.
+	for len(w.ids) < 20 || !slices.Contains(first.ids, w.ids[len(w.ids)-1]) {
+		s.step(w)
+	}
+	restarted := time.Now()
+	store.Restart()
+	keys, err := store.Do("DBSIZE")
+	require.NoError(t, err)
+	require.NotEqual(t, "0", keys, "the store came back with walk 1's entries")
+	s.step(w) // an instance that meets the new server with an old connection backs off
+	time.Sleep(sharedStoreBackoff(time.Since(restarted)))
+	calls := s.b.Requests(s.list)
+	pages := w.pages
+	for !w.done {
+		s.step(w)
+	}
+	calls, pages = s.b.Requests(s.list)-calls, w.pages-pages
+	s.finish(w)
+	assert.Zero(t, w.refused, "no page was refused")
+	assert.Less(t, 5*calls, int64(pages), "pages read from shared windows again (%d calls, %d pages)", calls, pages)
+}
+
 // TestSharedStoreHandBuiltCursor: caller A walks through three instances
 // sharing the store, so that a window of A's holds records past A's last
 // page. Caller B (another API key) builds cursors itself (spec 4.1 rule
