@@ -117,7 +117,10 @@ func TestSharedStoreBackToBack(t *testing.T) {
 			s, _ := churnedWalksBehind(t, liveAgentBackend, size.records, sharedStoreSites(t, store, ""), true)
 			for n := range 3 {
 				w := walkThrough(s, fmt.Sprintf("walk %d", n+1), size.perPage)
-				assert.Less(t, 3*w.calls, int64(w.pages), "%s: the store serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
+				// About 5 calls for 21 pages at _perPage 100, more
+				// when -race slows the walk and its windows shrink
+				// to its pace; a call a page without the store.
+				assert.Less(t, 2*w.calls, int64(w.pages), "%s: the store serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
 			}
 			// Interleaved, a walk often meets a record whose chain
 			// entry a later walk made, and then reads the backend:
