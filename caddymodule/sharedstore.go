@@ -183,9 +183,8 @@ func (g *Gateway) closeStore() {
 // on, each name and value framed by its length, then the envelope's
 // split (4 bytes, big-endian) and the envelope (legacy's AppendEnvelope).
 // The headers go by name, sorted, so that an answer encodes to the same
-// bytes each time.
-// Only backend response headers and body bytes: never a query or a
-// request header, so nothing of the caller's credentials.
+// bytes each time. Only backend response headers and body bytes: never a
+// query or a request header, so nothing of the caller's credentials.
 const windowEncoding = 1
 
 // encodeWindow is the store's Encode: what composing pages from a
