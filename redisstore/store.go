@@ -67,7 +67,7 @@ type Config struct {
 	// window's Source; false keeps no window of that answer.
 	Encode func(source any) ([]byte, bool)
 	// Decode makes the Source of a window read back, from Encode's bytes;
-	// nil (bytes it cannot read) is no window.
+	// nil (bytes it cannot read) serves no page from that window.
 	Decode func([]byte) any
 	// OnError, when set, is called for each store call that failed (op is
 	// "cut" or "walked"); OnState on each change between up and down, with

@@ -152,11 +152,11 @@ func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, w
 	if o.Compare(d.IDs[0], q.After) <= 0 || !m.fromStart && o.Compare(q.After, m.floor) < 0 {
 		return nil, nil // not what the entry said: read from the backend
 	}
-	source := s.cfg.Decode([]byte(env))
-	if source == nil {
-		return nil, nil // an envelope it cannot read: read from the backend
+	src := s.cfg.Decode([]byte(env))
+	if src == nil {
+		return nil, nil // an envelope this instance cannot read: from the backend
 	}
-	return translate.NewStoredWindow(d, source, ref{win: e.win, base: e.k, written: written}), nil
+	return translate.NewStoredWindow(d, src, ref{win: e.win, base: e.k, written: written}), nil
 }
 
 // Walked implements translate.WalkStore: the page's chain entry and the
