@@ -75,15 +75,17 @@ func callsPerPage(w *walk) float64 { return float64(w.calls) / float64(w.pages) 
 
 // TestSharedStoreChurnedWalks walks 3,000 churning records through three
 // instances behind round_robin: with the store, every walk is exact and
-// costs the backend a small fraction of a call a page (the 0.05
-// at _perPage 10 and 0.25 at 100); without it, the control, each page
-// lands on an instance that did not serve the one before and costs about
-// one call.
+// costs the backend a small fraction of a call a page; without it, the
+// control, each page lands on an instance that did not serve the one
+// before and costs about one call. The targets (0.05 at _perPage
+// 10, 0.25 at 100) are for 20,000 records, where a walk's first windows
+// weigh less: TestSharedStoreWholeWalk holds them; here a bound with room
+// for a loaded machine, whose store calls may miss their deadline.
 func TestSharedStoreChurnedWalks(t *testing.T) {
 	for _, tc := range []struct {
 		perPage  int
 		maxCalls float64
-	}{{10, 0.05}, {100, 0.25}} {
+	}{{10, 0.10}, {100, 0.35}} {
 		t.Run("perPage="+strconv.Itoa(tc.perPage), func(t *testing.T) {
 			t.Run("readahead_store", func(t *testing.T) {
 				store := redistest.Start(t)
