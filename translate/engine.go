@@ -239,15 +239,15 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
 	walk := c.Walk
 	if c.Continues {
-		walk.pace(req, c.Made, now)
+		pace(&walk, req, c.Made, now)
 	}
-	if w := c.Window; w != nil && w.holds(c.From, req.Size) {
+	if w := c.Window; w != nil && w.Holds(c.From, req.Size) {
 		pg := e.cutPage(req, w, c.From)
-		walks.Walked(ctx, req.List, e.walked(pg, w.at, now, walk, w, nil))
+		walks.Walked(ctx, req.List, e.walked(pg, w.At, now, walk, w, nil))
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
-	ahead := walk.readahead(req, c.Continues, ttl)
+	ahead := readahead(&walk, req, c.Continues, ttl)
 	var (
 		pg    *Page
 		run   *StoredWindow

@@ -196,7 +196,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	}
 	var room [4]change // on the stack: p, and a list or two forgotten for room
 	changes := x.learnLocked(p, run, seenTo, end, a, room[:0])
-	x.store.counted(p.list, changes)
+	x.store.Counted(p.list, changes)
 }
 
 // learnLocked is learnAnswer's change to p under x.mu. It returns the

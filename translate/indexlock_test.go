@@ -19,10 +19,9 @@ func (x *Index) learnings() int {
 // held returns the samples x holds of list, as its store keeps them; nil
 // when none.
 func (x *Index) held(list string) *positions {
-	x.store.mu.Lock()
-	defer x.store.mu.Unlock()
-	if l := x.store.lists[list]; l != nil && l.pos != nil && l.pos.owner == x && l.pos.elem != nil {
-		return l.pos
+	o := x.store.Own(list, false, nil)
+	if o != nil && o.pos != nil && o.pos.owner == x && o.pos.elem != nil {
+		return o.pos
 	}
 	return nil
 }
@@ -30,12 +29,16 @@ func (x *Index) held(list string) *positions {
 // heldLists returns the positions of every list x holds samples of, as
 // its store keeps them.
 func (x *Index) heldLists() []*positions {
-	x.store.mu.Lock()
-	defer x.store.mu.Unlock()
+	x.mu.Lock()
+	var lists []*positions
+	for e := x.lru.Front(); e != nil; e = e.Next() {
+		lists = append(lists, e.Value.(*positions))
+	}
+	x.mu.Unlock() // the store's lock is never taken under the index's
 	var held []*positions
-	for _, l := range x.store.lists {
-		if l.pos != nil && l.pos.owner == x && l.pos.elem != nil {
-			held = append(held, l.pos)
+	for _, p := range lists {
+		if o := x.store.Own(p.list.Key(), false, nil); o != nil && o.pos == p {
+			held = append(held, p)
 		}
 	}
 	return held

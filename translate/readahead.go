@@ -21,7 +21,7 @@ import (
 // memory, not by a count.
 //
 // The walk rule. A cursor carries only an id, so the instance keeps the
-// walks it served as chains (liststore.go): for each page served with
+// walks it served as chains (package liststore): for each page served with
 // more after it, an entry under the page's last id that holds the time of
 // the answer that record came from: for a page cut whole from a window,
 // the time the window's call began; for a page read from the backend (in
@@ -53,7 +53,7 @@ const maxWindowSize = 1 << 20
 
 // pace takes the page asked at now into the walk's pace: made is when the
 // page before it was served.
-func (w *Walk) pace(req Request, made, now time.Time) {
+func pace(w *Walk, req Request, made, now time.Time) {
 	dt := now.Sub(made).Seconds()
 	if dt <= 0 {
 		return
@@ -70,7 +70,7 @@ func (w *Walk) pace(req Request, made, now time.Time) {
 // it) the page's first call reads, and sizes the walk's window: 0 unless
 // the page continues a walk and a window would hold at least one page
 // more than the page.
-func (w *Walk) readahead(req Request, continues bool, ttl time.Duration) int {
+func readahead(w *Walk, req Request, continues bool, ttl time.Duration) int {
 	if !continues || ttl <= 0 {
 		return 0
 	}
@@ -93,18 +93,22 @@ func (w *Walk) readahead(req Request, continues bool, ttl time.Duration) int {
 // keeps alive: what the Keeper says it holds, or the ids and records with
 // their headers.
 func (e *Engine) keepBytes(f Fetcher, w *StoredWindow) {
+	var (
+		source any
+		bytes  int64
+	)
 	if k, ok := f.(Keeper); ok {
 		var n int
-		w.source, n = k.Keep(w.call)
-		w.bytes = int64(n)
+		source, n = k.Keep(w.Call)
+		bytes = int64(n)
 	} else {
 		const header = int64(16 + 24) // a string's and a slice's
-		for i, id := range w.ids {
-			w.bytes += int64(len(id)) + header
-			if w.records != nil {
-				w.bytes += int64(len(w.records[i]))
+		for i, id := range w.IDs {
+			bytes += int64(len(id)) + header
+			if w.Records != nil {
+				bytes += int64(len(w.Records[i]))
 			}
 		}
 	}
-	w.bytes += int64(len(w.floor))
+	w.SetSource(source, bytes+int64(len(w.Floor)))
 }
