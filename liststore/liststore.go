@@ -15,9 +15,9 @@
 //   - its walk chains: for each page served with more after it, an entry
 //     under the page's last id that holds the time of the answer that
 //     record came from, and the walk's read-ahead size and pace. They are
-//     what lets a cursor continue a walk, and what the walk rule (see
-//     translate's readahead.go) checks a window against. An entry lives
-//     for the TTL from the page that made it.
+//     what lets a cursor continue a walk, and what the walk rule
+//     (walk.go) checks a window against. An entry lives for the TTL from
+//     the page that made it.
 //   - its read-ahead windows: backend answers that hold more of the list
 //     than the page that read them, each with the time its call began.
 //     They serve for the TTL from that time.
@@ -39,7 +39,7 @@ import (
 )
 
 // WalkStore keeps the walks a gateway serves and their read-ahead
-// windows. A store that fails answers as one that holds nothing: a page
+// windows, and keeps the walk rule (walk.go) for them. A store that fails answers as one that holds nothing: a page
 // it cannot serve is read from the backend, and one it cannot record
 // makes no chain entry.
 type WalkStore interface {
@@ -104,16 +104,4 @@ type Walked struct {
 	// nil; Window an answer of this page to keep as a window, or nil. Its
 	// bytes are set (StoredWindow.SetSource).
 	From, Window *StoredWindow
-}
-
-// Walk is the read-ahead state of one walk, carried from each chain
-// entry to the next.
-type Walk struct {
-	Size int     // the records the walk's last window read, page included
-	Rate float64 // records per second the walker reads, smoothed
-	// Backoff says a window of the walk was dropped mostly unread (evicted
-	// or expired): its next window is no larger than Size, which the drop
-	// halved, as an operating system's readahead backs off when its pages
-	// are dropped before they are read.
-	Backoff bool
 }

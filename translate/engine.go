@@ -239,7 +239,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
 	walk := c.Walk
 	if c.Continues {
-		pace(&walk, req, c.Made, now)
+		walk.Pace(req.Size, c.Made, now)
 	}
 	if w := c.Window; w != nil && w.Holds(c.From, req.Size) {
 		pg := e.cutPage(req, w, c.From)
@@ -247,7 +247,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
-	ahead := readahead(&walk, req, c.Continues, ttl)
+	ahead := walk.Readahead(req.Size, c.Continues, ttl)
 	var (
 		pg    *Page
 		run   *StoredWindow

@@ -7,39 +7,21 @@ import (
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
-// What the gateway keeps about a caller's list lives in package liststore:
-// one object per list identity, under the identity in full and under one
-// bound in bytes, with the walks the engine served and their read-ahead
-// windows. The engine's own part of each object (listObj) is what the
-// list's backend taught (listState), which stays in the instance that
-// learned it, and its position samples (positions.go), hints the Index
-// finds there.
-//
-// The contract types are liststore's, named here too so that the engine's
-// API reads as one: a WalkStore (Engine.Walks; redisstore's, shared by
-// instances) keeps walks and windows, and a ListStore (Engine.Lists) is
-// the instance's own object per list, and, unless the engine is given
-// another WalkStore, the walks and windows too.
+// What the engine keeps per list identity lives in package liststore, one
+// object per identity under one bound in bytes, with the walks it served
+// and their read-ahead windows. Its contract types are named here too, so
+// that the engine's API reads as one: a WalkStore (Engine.Walks, shared by
+// instances in redisstore) keeps walks and windows; a ListStore
+// (Engine.Lists) is the instance's own object per list as well.
 type (
-	// WalkStore keeps the walks a gateway serves and their read-ahead
-	// windows (readahead.go): see liststore.WalkStore.
-	WalkStore = liststore.WalkStore
-	// CutQuery is a page's first question to the store.
-	CutQuery = liststore.CutQuery
-	// CutResult is the store's answer to a CutQuery.
-	CutResult = liststore.CutResult
-	// Walked is a page served, as the store records it.
-	Walked = liststore.Walked
-	// Walk is the read-ahead state of one walk.
-	Walk = liststore.Walk
-	// StoredWindow is one backend answer kept as a read-ahead window.
+	WalkStore    = liststore.WalkStore
+	CutQuery     = liststore.CutQuery
+	CutResult    = liststore.CutResult
+	Walked       = liststore.Walked
+	Walk         = liststore.Walk
 	StoredWindow = liststore.StoredWindow
-	// WindowData is a window as plain data, for a WalkStore that keeps it
-	// outside the instance.
-	WindowData = liststore.WindowData
-	// WindowStats is what the admin endpoint and the metrics show of a
-	// store.
-	WindowStats = liststore.WindowStats
+	WindowData   = liststore.WindowData
+	WindowStats  = liststore.WindowStats
 )
 
 // NewStoredWindow makes a window a WalkStore read back as plain data: see
@@ -61,9 +43,11 @@ type ListStore interface {
 }
 
 // MemoryStore is the ListStore of one instance: a liststore.Memory whose
-// objects hold the engine's own part of each list (listObj), which it
-// counts in its one bound and drops with the list. Its methods but
-// learned and Index are liststore.Memory's.
+// objects hold the engine's own part of each list (listObj: what the
+// list's backend taught, which stays in the instance that learned it, and
+// its position samples, hints the Index finds there), counted in its one
+// bound and dropped with the list. Its methods but learned and Index are
+// liststore.Memory's.
 type MemoryStore struct {
 	*memory
 	order Order
