@@ -132,9 +132,16 @@ var _ WalkStore = (*Memory[struct{}])(nil)
 // off, and the store holds the lists' own objects only. owner, when not
 // nil, is told of each object the store drops or thins.
 func NewMemory[S any](compare func(a, b string) int, ttl time.Duration, memory int64, owner Owner[S]) *Memory[S] {
-	return &Memory[S]{compare: compare, owner: owner, ttl: max(ttl, 0), memory: memory,
-		listBytes: int64(unsafe.Sizeof(entry[S]{}) + unsafe.Sizeof(list.Element{}) + 3*mapSlot + 32),
-		lists:     make(map[string]*entry[S])}
+	return new(Memory[S]).Init(compare, ttl, memory, owner)
+}
+
+// Init readies s, a zero Memory, as NewMemory does, and returns it: for a
+// store held inside the value that wraps it, made in one allocation.
+func (s *Memory[S]) Init(compare func(a, b string) int, ttl time.Duration, memory int64, owner Owner[S]) *Memory[S] {
+	s.compare, s.owner, s.ttl, s.memory = compare, owner, max(ttl, 0), memory
+	s.listBytes = int64(unsafe.Sizeof(entry[S]{}) + unsafe.Sizeof(list.Element{}) + 3*mapSlot + 32)
+	s.lists = make(map[string]*entry[S])
+	return s
 }
 
 // TTL is how long a window serves after its answer was asked for.

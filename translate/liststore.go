@@ -49,7 +49,7 @@ type ListStore interface {
 // bound and dropped with the list. Its methods but learned and Index are
 // liststore.Memory's.
 type MemoryStore struct {
-	*memory
+	memory
 	order Order
 }
 
@@ -71,8 +71,18 @@ var _ ListStore = (*MemoryStore)(nil)
 // less keeps no window and no chain: read-ahead is off, and the store
 // holds the lists' learned state only.
 func NewMemoryStore(order Order, ttl time.Duration, memory int64) *MemoryStore {
-	return &MemoryStore{memory: liststore.NewMemory(order.Compare, ttl, memory, liststore.Owner[listObj](listOwner{})), order: order}
+	compare := compares[Numeric]
+	if order == Lexical {
+		compare = compares[Lexical]
+	}
+	s := &MemoryStore{order: order}
+	s.Init(compare, ttl, memory, listOwner{})
+	return s
 }
+
+// compares are the orders' Compare as the funcs a store keeps, made once
+// so that making a store costs no closure.
+var compares = [...]func(a, b string) int{Numeric: Numeric.Compare, Lexical: Lexical.Compare}
 
 func (s *MemoryStore) learned(name string) *listState {
 	return &s.Own(name, true, nil).learned
