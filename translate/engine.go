@@ -123,8 +123,8 @@ type Engine struct {
 	// Lists, when set, keeps what the engine learns of each list identity
 	// and, when its TTL is not 0, the walks it serves and their read-ahead
 	// windows: a walk that continues is read in larger answers, and its
-	// next pages are cut from them without a backend call (see
-	// liststore.go and readahead.go). Unset, the engine keeps its lists
+	// next pages are cut from them without a backend call (see package
+	// liststore). Unset, the engine keeps its lists
 	// in its Index's store, or a MemoryStore of its own, with read-ahead
 	// off. Set it before the first page; an Index made by Lists.Index
 	// keeps its samples in the same objects.
