@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // learnings returns how many times the index took its lock to learn.
@@ -19,11 +21,14 @@ func (x *Index) learnings() int {
 // held returns the samples x holds of list, as its store keeps them; nil
 // when none.
 func (x *Index) held(list string) *positions {
-	o := x.store.Own(list, false, nil)
-	if o != nil && o.pos != nil && o.pos.owner == x && o.pos.elem != nil {
-		return o.pos
-	}
-	return nil
+	var p *positions
+	x.store.Own(list, false, func(_ *liststore.List, o *listObj) int64 {
+		if o.pos != nil && o.pos.owner == x && o.pos.elem != nil {
+			p = o.pos
+		}
+		return 0
+	})
+	return p
 }
 
 // heldLists returns the positions of every list x holds samples of, as
@@ -37,9 +42,12 @@ func (x *Index) heldLists() []*positions {
 	x.mu.Unlock() // the store's lock is never taken under the index's
 	var held []*positions
 	for _, p := range lists {
-		if o := x.store.Own(p.list.Key(), false, nil); o != nil && o.pos == p {
-			held = append(held, p)
-		}
+		x.store.Own(p.list.Key(), false, func(_ *liststore.List, o *listObj) int64 {
+			if o.pos == p {
+				held = append(held, p)
+			}
+			return 0
+		})
 	}
 	return held
 }

@@ -119,17 +119,19 @@ func thin(p *positions) bool {
 // unset) or another index's. Lookups and learnings of the index come
 // here first, so that a list's samples live and die with its object.
 func (s *MemoryStore) positions(name string, x *Index, create bool) *positions {
-	o := s.Own(name, create, func(l *liststore.List, o *listObj) int64 {
-		if o.pos != nil || !create {
+	var p *positions // read and made under the store's lock, which guards pos
+	s.Own(name, create, func(l *liststore.List, o *listObj) int64 {
+		if p = o.pos; p != nil || !create {
 			return 0
 		}
-		o.pos = &positions{owner: x, list: l, end: -1}
+		p = &positions{owner: x, list: l, end: -1}
+		o.pos = p
 		return positionsBytes
 	})
-	if o == nil || o.pos == nil || o.pos.owner != x {
+	if p == nil || p.owner != x {
 		return nil // a list is one endpoint's, so of one index; never shared
 	}
-	return o.pos
+	return p
 }
 
 // listOwner is what the store asks of the engine's part of a list's
@@ -137,6 +139,9 @@ func (s *MemoryStore) positions(name string, x *Index, create bool) *positions {
 // the Index's, which the Index never holds while it waits for the
 // store's (see Index's locks).
 type listOwner struct{}
+
+// Interface guard
+var _ liststore.Owner[listObj] = listOwner{}
 
 // Forget drops o's samples from the index that holds them, as the store
 // drops the list.
