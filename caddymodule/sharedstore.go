@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -96,6 +97,7 @@ func (g *Gateway) openStore() error {
 	if g.ReadaheadStore == "" {
 		return nil
 	}
+	redisLog.Do(func() { redisstore.LogTo(caddy.Log().Named("readahead_store")) })
 	repl := caddy.NewReplacer()
 	raw := repl.ReplaceAll(g.ReadaheadStore, "")
 	if raw == "" {
@@ -144,6 +146,10 @@ func (g *Gateway) openStore() error {
 		zap.String("store", host), zap.Bool("tls", u.Scheme == "rediss"), zap.Duration("timeout", timeout))
 	return nil
 }
+
+// redisLog routes go-redis's own notices through Caddy's logger, once
+// per process (see redisstore.LogTo).
+var redisLog sync.Once
 
 // storeStateLogger returns the store's OnState: a warning when the store
 // at host goes down, with the error, and an Info when it is back, each

@@ -217,8 +217,7 @@ func (s *Memory[S]) get(name string) *entry[S] {
 	return l
 }
 
-// Cut implements WalkStore: the walk rule's check (see translate's
-// readahead.go).
+// Cut implements WalkStore: the walk rule's check (walk.go).
 func (s *Memory[S]) Cut(_ context.Context, name string, q CutQuery) (c CutResult) {
 	c.At = q.Now // the instance's clock is the store's
 	if s.ttl <= 0 || q.After == "" {

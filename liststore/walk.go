@@ -7,8 +7,9 @@ import "time"
 // the last record of a page this instance served, within the TTL), the
 // engine (translate) reads a larger window than the page (Readahead),
 // four pages first, then growing as an operating system's readahead does
-// (doubling per window), up to the backend's page limit and no further than the walker reads
-// within the window's lifetime at the pace it has shown, and the store
+// (doubling per window), up to the backend's page limit and no further
+// than the walker reads within the window's lifetime at the pace it has
+// shown, and the store
 // serves the walk's next pages from it. When a window runs out, the next
 // page is read from the backend as any page is, and the walk keeps its
 // window size; when a window is dropped mostly unread (evicted, or
@@ -44,6 +45,17 @@ import "time"
 // A walk resumed from a stored cursor within the TTL is one walk with the
 // pages before it: it is served from answers no older than the page that
 // gave that cursor.
+//
+// The rule needs the store to see every page a walk is served: (a) takes
+// a chain entry for the latest page that ended at the cursor. Instances
+// that each keep their own store behind a balancer that spreads one
+// caller's pages over them do not: one continues a cursor from its own
+// entry of an earlier walk, not knowing that another served the page that
+// ended there since, and may cut the page from a window read before this
+// walk began. Such instances share one store (redisstore, whose times
+// are all read off the store's clock), or a balancer keeps each caller on
+// one instance, or read-ahead is off (docs/operating.md, "Behind a
+// balancer").
 
 // Walk is the read-ahead state of one walk, carried from each chain
 // entry to the next.

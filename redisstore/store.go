@@ -6,7 +6,7 @@
 //
 // The rules, as this store keeps them:
 //
-//   - The walk rule (translate/readahead.go) compares times of answers
+//   - The walk rule (liststore/walk.go) compares times of answers
 //     read by different instances, so they are read off one clock, the
 //     store's: Cut returns the store's TIME, taken before the page's
 //     calls, and a page's answers carry it. Every entry also carries the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The walk rule across walks (readahead.go, chains): whatever windows the
+// The walk rule across walks (liststore/walk.go, chains): whatever windows the
 // same caller's earlier or concurrent walks left, every record that
 // existed for the whole of a walk reaches it, with the bytes it had.
 
