@@ -5,8 +5,10 @@ import "github.com/redis/go-redis/v9"
 // What the store keeps, per list identity, under keys that share one hash
 // tag (so that a cluster would keep them in one slot):
 //
-//	hdgw:{H}:c:<id>     a chain entry: the page that ended at record <id>
-//	hdgw:{H}:w:<name>   a window: a list of [meta, envelope, entries...]
+//	hdgw:{H}:c:<id>       a chain entry: the page that ended at record <id>
+//	hdgw:{H}:w:<name>     a window's meta and envelope (a list of two)
+//	hdgw:{H}:w:<name>:r   its records, one string of entries
+//	hdgw:{H}:w:<name>:o   where each entry starts in it, and where the last ends
 //
 // H is the keyed hash of the list identity (keys.go). Times are the
 // store's own (TIME, in microseconds) where the walk rule compares them,
@@ -25,12 +27,16 @@ import "github.com/redis/go-redis/v9"
 //
 // A window's meta is one line:
 //
-//	run at imade start fromStart ended records floor
+//	run at imade n start fromStart ended records floor
 //
-// with at the walk rule's time of its answer, start its first record's
-// offset, fromStart, ended and records 0 or 1, and floor (the rest of
-// the line) its first id when it does not start the list. Each entry is
-// a record: its id's length as a uvarint, its id, its bytes.
+// with at the walk rule's time of its answer, n its records, start its
+// first record's offset, fromStart, ended and records 0 or 1, and floor
+// (the rest of the line) its first id when it does not start the list.
+// An entry is a record: its id's length as a uvarint, its id, its bytes'
+// length as a uvarint, its bytes. The offsets are 4 bytes each, big
+// endian, n+1 of them. A page's records are one range of the records
+// string, so a cut reads two short ranges and one long one, never a
+// record at a time: Redis copies bytes, and the instance reads one string.
 
 // cutScript answers Cut in one round trip. KEYS[1] is the chain entry,
 // KEYS[2] the prefix of the list's keys; ARGV are the run_id the
@@ -41,7 +47,7 @@ import "github.com/redis/go-redis/v9"
 // window), {now, entry, ""} when the entry's window is gone, {now,
 // entry, "-"} when the walk rule or the TTL refuses it, and {now, entry,
 // meta, envelope, entries, written} with the page's records and the one
-// after them when it holds them.
+// after them (or fewer, where the window ends) when it holds them.
 //
 // A page the window holds whole, with a record after it, is the walk's
 // next page as the engine will cut it: the script writes that page's
@@ -62,25 +68,30 @@ if ARGV[3] == '1' or win == '-' then return {now, c} end
 local wk = KEYS[2] .. 'w:' .. win
 local meta = redis.call('LINDEX', wk, 0)
 if not meta then return {now, c, ''} end
-local wrun, wat, wimade = string.match(meta, '^(%S+) (%d+) (%d+) ')
+local wrun, wat, wimade, n = string.match(meta, '^(%S+) (%d+) (%d+) (%d+) ')
 if wrun ~= run or tonumber(wat) < tonumber(at) or now - tonumber(wat) >= ttl or inow - tonumber(wimade) >= ittl then
 	return {now, c, '-'}
 end
 local size = tonumber(ARGV[2])
-local from = 2 + tonumber(k)
-local recs = redis.call('LRANGE', wk, from, from + size)
+k = tonumber(k)
+local last = math.min(k + size + 1, tonumber(n))
+if last <= k then return {now, c, meta, redis.call('LINDEX', wk, 1), '', 0} end
+local offs = redis.call('GETRANGE', wk .. ':o', k * 4, last * 4 + 3)
+if #offs ~= (last - k + 1) * 4 then return {now, c, ''} end
+local from = struct.unpack('>I4', offs, 1)
+local recs = redis.call('GETRANGE', wk .. ':r', from, struct.unpack('>I4', offs, (last - k) * 4 + 1) - 1)
 local written = 0
-if #recs == size + 1 then
-	local e = recs[size]
-	local b1 = string.byte(e, 1)
-	local n, o = b1, 2
-	if b1 >= 128 then n, o = b1 - 128 + string.byte(e, 2) * 128, 3 end
-	local key = KEYS[2] .. 'c:' .. string.sub(e, o, o + n - 1)
+if last - k == size + 1 then
+	local o = struct.unpack('>I4', offs, (size - 1) * 4 + 1) - from + 1
+	local b1 = string.byte(recs, o)
+	local idn, ido = b1, o + 1
+	if b1 >= 128 then idn, ido = b1 - 128 + string.byte(recs, o + 1) * 128, o + 2 end
+	local key = KEYS[2] .. 'c:' .. string.sub(recs, ido, ido + idn - 1)
 	local old = redis.call('GET', key)
 	local oat = old and string.match(old, '^' .. run .. ' (%d+) ')
 	if not (oat and tonumber(oat) > tonumber(wat)) then
 		redis.call('SET', key, run .. ' ' .. wat .. ' ' .. t[1] .. string.sub('00000' .. t[2], -6) .. ' ' .. win .. ' ' ..
-			(tonumber(k) + size) .. ' ' .. ARGV[5] .. ' ' .. wsize .. ' ' .. rate .. ' ' .. backoff, 'PX', math.floor(ttl / 1000))
+			(k + size) .. ' ' .. ARGV[5] .. ' ' .. wsize .. ' ' .. rate .. ' ' .. backoff, 'PX', math.floor(ttl / 1000))
 	end
 	written = 1
 end
@@ -95,11 +106,11 @@ return {now, c, meta, redis.call('LINDEX', wk, 1), recs, written}
 // the page's answers ("" when the page has none: the store's now, later
 // than its calls, which only admits fewer windows), [3] the chain entry's
 // fields after made, [4] the TTL in milliseconds, [5] the window's meta
-// after at, [6] its envelope and [7...] its entries. An entry already
-// there for the same id whose time is later stays as it is, window and
-// all: the rule then holds for every walk through that record, the later
-// walk's window serving the earlier walk too (a newer answer is never the
-// past to it).
+// after at, [6] its envelope, [7] its offsets and [8] its entries. An
+// entry already there for the same id whose time is later stays as it
+// is, window and all: the rule then holds for every walk through that
+// record, the later walk's window serving the earlier walk too (a newer
+// answer is never the past to it).
 var walkedScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = t[1] .. string.sub('00000' .. t[2], -6)
@@ -107,10 +118,9 @@ local at = ARGV[2]
 if at == '' then at = now end
 if KEYS[2] ~= KEYS[3] then
 	redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. at .. ' ' .. ARGV[5], ARGV[6])
-	for i = 7, #ARGV, 1000 do
-		redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-	end
 	redis.call('PEXPIRE', KEYS[2], ARGV[4])
+	redis.call('SET', KEYS[2] .. ':o', ARGV[7], 'PX', ARGV[4])
+	redis.call('SET', KEYS[2] .. ':r', ARGV[8], 'PX', ARGV[4])
 end
 if KEYS[1] ~= KEYS[3] then
 	local old = redis.call('GET', KEYS[1])

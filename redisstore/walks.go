@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -117,7 +119,7 @@ func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok 
 func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
 	meta, _ := metaV.(string)
 	env, _ := envV.(string)
-	raw, _ := entriesV.([]any)
+	raw, _ := entriesV.(string)
 	m, err := parseMeta(meta)
 	if err != nil {
 		return nil, err
@@ -126,27 +128,37 @@ func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, w
 		return nil, nil
 	}
 	d := translate.WindowData{
-		IDs:   make([]string, 0, len(raw)),
 		Start: -1,
 		Floor: m.floor,
-		// The window's end is the view's only when the view reaches it.
-		Ended: m.ended && len(raw) <= q.Size,
 		At:    time.UnixMicro(m.at),
 	}
 	if m.records {
-		d.Records = make([][]byte, 0, len(raw))
+		d.Records = make([][]byte, 0, q.Size+1)
 	}
-	for _, v := range raw {
-		b, _ := v.(string)
-		n, k := binary.Uvarint([]byte(b[:min(len(b), binary.MaxVarintLen64)]))
-		if k <= 0 || uint64(len(b)-k) < n {
+	// One string of entries: the ids and records are slices of one copy
+	// of it, so that a page costs two allocations, not two a record.
+	b := []byte(raw)
+	d.IDs = make([]string, 0, q.Size+1)
+	for len(b) > 0 {
+		id, rest, ok := field(b)
+		if !ok {
 			return nil, errors.New("a window entry is cut short")
 		}
-		d.IDs = append(d.IDs, b[k:k+int(n)])
-		if m.records {
-			d.Records = append(d.Records, []byte(b[k+int(n):]))
+		rec, rest, ok := field(rest)
+		if !ok {
+			return nil, errors.New("a window entry is cut short")
 		}
+		d.IDs = append(d.IDs, unsafe.String(unsafe.SliceData(id), len(id)))
+		if m.records {
+			d.Records = append(d.Records, rec[:len(rec):len(rec)])
+		}
+		b = rest
 	}
+	if len(d.IDs) == 0 {
+		return nil, nil
+	}
+	// The window's end is the view's only when the view reaches it.
+	d.Ended = m.ended && len(d.IDs) <= q.Size
 	if m.start >= 0 {
 		d.Start = m.start + e.k
 	}
@@ -202,7 +214,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		return
 	}
 	keys := []string{chainKey, base, base}
-	args := make([]any, 6, 6+windowLen(p.Window))
+	args := make([]any, 8)
 	args[0] = run
 	if !p.At.IsZero() {
 		args[1] = strconv.FormatInt(p.At.UnixMicro(), 10)
@@ -210,7 +222,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		args[1] = ""
 	}
 	args[3] = s.cfg.TTL.Milliseconds()
-	args[4], args[5] = "", ""
+	args[4], args[5], args[6], args[7] = "", "", "", ""
 	win, k := "-", 0
 	if w := p.Window; w != nil && !p.At.IsZero() {
 		// A window needs the time of the Cut before its call.
@@ -253,38 +265,41 @@ func (s *Store) lose(key string, made time.Time) {
 	}
 }
 
-// window appends the window's meta, envelope and entries to args, and
-// returns the name it is written under; false when it is not kept (too
-// large, or the source cannot be encoded).
+// window appends the window's meta, envelope, offsets and entries to
+// args (see scripts.go), and returns the name it is written under; false
+// when it is not kept (too large, or the source cannot be encoded).
 func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walked) (string, bool) {
 	env, ok := s.cfg.Encode(w.Source())
 	if !ok {
 		return "", false
 	}
 	d := w.Data()
-	size := int64(len(env))
+	size := len(env)
 	for i, id := range d.IDs {
-		size += int64(len(id)) + 2
+		size += len(id) + 2*binary.MaxVarintLen32
 		if d.Records != nil {
-			size += int64(len(d.Records[i]))
+			size += len(d.Records[i])
 		}
 	}
-	if s.cfg.MaxWindowBytes > 0 && size > s.cfg.MaxWindowBytes {
+	if s.cfg.MaxWindowBytes > 0 && int64(size) > s.cfg.MaxWindowBytes || size > math.MaxUint32 {
 		return "", false
 	}
-	a := *args
-	a[4] = fmt.Sprintf("%d %d %d %d %d %s", p.Now.UnixNano(), d.Start, b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), d.Floor)
-	a[5] = env
+	offsets := make([]byte, 0, 4*(len(d.IDs)+1))
+	entries := make([]byte, 0, size-len(env))
 	for i, id := range d.IDs {
-		b := make([]byte, 0, binary.MaxVarintLen64+len(id)+recordLen(d.Records, i))
-		b = binary.AppendUvarint(b, uint64(len(id)))
-		b = append(b, id...)
+		offsets = binary.BigEndian.AppendUint32(offsets, uint32(len(entries)))
+		entries = binary.AppendUvarint(entries, uint64(len(id)))
+		entries = append(entries, id...)
+		var r []byte
 		if d.Records != nil {
-			b = append(b, d.Records[i]...)
+			r = d.Records[i]
 		}
-		a = append(a, b)
+		entries = binary.AppendUvarint(entries, uint64(len(r)))
+		entries = append(entries, r...)
 	}
-	*args = a
+	offsets = binary.BigEndian.AppendUint32(offsets, uint32(len(entries)))
+	*args = append((*args)[:4], fmt.Sprintf("%d %d %d %d %d %d %s", p.Now.UnixNano(), len(d.IDs), d.Start,
+		b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), d.Floor), env, offsets, entries)
 	return windowName(), true
 }
 
@@ -299,20 +314,6 @@ func fromRef(w *translate.StoredWindow) (ref, bool) {
 	}
 	r, ok := w.Ref().(ref)
 	return r, ok
-}
-
-func windowLen(w *translate.StoredWindow) int {
-	if w == nil {
-		return 0
-	}
-	return len(w.Data().IDs)
-}
-
-func recordLen(records [][]byte, i int) int {
-	if records == nil {
-		return 0
-	}
-	return len(records[i])
 }
 
 func b2i(b bool) int {
@@ -363,24 +364,33 @@ func parseEntry(v any) (e entry, err error) {
 type meta struct {
 	at                        int64
 	imade                     time.Time
-	start                     int
+	n, start                  int
 	fromStart, ended, records bool
 	floor                     string
 }
 
 // parseMeta reads a window's meta (see scripts.go).
 func parseMeta(s string) (m meta, err error) {
-	f := strings.SplitN(s, " ", 8)
-	if len(f) != 8 {
+	f := strings.SplitN(s, " ", 9)
+	if len(f) != 9 {
 		return m, fmt.Errorf("a window's meta of %d fields", len(f))
 	}
-	var n [6]int64
+	var n [7]int64
 	for i := range n {
 		if n[i], err = strconv.ParseInt(f[1+i], 10, 64); err != nil {
 			return m, err
 		}
 	}
-	m.at, m.imade, m.start = n[0], time.Unix(0, n[1]), int(n[2])
-	m.fromStart, m.ended, m.records, m.floor = n[3] == 1, n[4] == 1, n[5] == 1, f[7]
+	m.at, m.imade, m.n, m.start = n[0], time.Unix(0, n[1]), int(n[2]), int(n[3])
+	m.fromStart, m.ended, m.records, m.floor = n[4] == 1, n[5] == 1, n[6] == 1, f[8]
 	return m, nil
+}
+
+// field reads one length-prefixed field of a window entry off b.
+func field(b []byte) (f, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
 }
