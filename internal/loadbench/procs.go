@@ -169,6 +169,7 @@ type procSample struct {
 	reads   uint64        // read syscalls, all threads (/proc/<pid>/io syscr)
 	writes  uint64        // write syscalls (syscw)
 	calls   float64       // gateway only: backend calls made, from /metrics
+	fetched int64         // gateway only: records the backend sent it
 }
 
 // sample reads the process's CPU time from /proc and its allocation
@@ -190,6 +191,9 @@ func (p *caddyProc) sample(ctx context.Context, client *http.Client, withCalls b
 	s.alloc, s.mallocs = vars.Memstats.TotalAlloc, vars.Memstats.Mallocs
 	if withCalls {
 		if s.calls, err = p.backendCalls(ctx, client); err != nil {
+			return s, err
+		}
+		if s.fetched, err = p.recordsFetched(ctx, client); err != nil {
 			return s, err
 		}
 	}
@@ -256,6 +260,37 @@ func (p *caddyProc) backendCalls(ctx context.Context, client *http.Client) (floa
 		}
 	}
 	return sum, nil
+}
+
+// recordsFetched is the records the gateway's backend answers held, over
+// its cursor endpoints, as its admin endpoint /helpdesk/endpoints counts
+// them: the process mode cannot count them at the backend.
+func (p *caddyProc) recordsFetched(ctx context.Context, client *http.Client) (int64, error) {
+	body, err := p.adminGet(ctx, client, "/helpdesk/endpoints")
+	if err != nil {
+		return 0, err
+	}
+	var report struct {
+		Gateways []struct {
+			Endpoints []struct {
+				Pages *struct {
+					RecordsFetched int64 `json:"records_fetched"`
+				} `json:"pages"`
+			} `json:"endpoints"`
+		} `json:"gateways"`
+	}
+	if err := json.Unmarshal(body, &report); err != nil {
+		return 0, fmt.Errorf("%s /helpdesk/endpoints: %v", p.name, err)
+	}
+	var n int64
+	for _, g := range report.Gateways {
+		for _, ep := range g.Endpoints {
+			if ep.Pages != nil {
+				n += ep.Pages.RecordsFetched
+			}
+		}
+	}
+	return n, nil
 }
 
 func (p *caddyProc) adminGet(ctx context.Context, client *http.Client, path string) ([]byte, error) {
