@@ -132,14 +132,15 @@ type redisProc struct {
 // redisServer finds redis-server as internal/redistest does: the
 // HELPDESK_REDIS_SERVER variable, else the PATH.
 func redisServer() (string, error) {
-	if bin := os.Getenv("HELPDESK_REDIS_SERVER"); bin != "" {
-		return bin, nil
+	bin := os.Getenv("HELPDESK_REDIS_SERVER")
+	if bin == "" {
+		bin = "redis-server"
 	}
-	bin, err := exec.LookPath("redis-server")
+	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", errors.New("redis-server is not installed (apt-get install redis-server, or set HELPDESK_REDIS_SERVER)")
+		return "", errors.New(bin + " is not installed (apt-get install redis-server, or set HELPDESK_REDIS_SERVER)")
 	}
-	return bin, nil
+	return path, nil
 }
 
 // startRedis starts redis-server with its files in dir and waits until
