@@ -3,11 +3,42 @@
 // balancer follow each other's walks: a page one instance served is
 // continued by another from a window either of them read, under the same
 // walk rule and caller boundary as in one instance.
+//
+// The rules, as this store keeps them:
+//
+//   - The walk rule (translate/readahead.go) compares times of answers
+//     read by different instances, so they are read off one clock, the
+//     store's: Cut returns the store's TIME, taken before the page's
+//     calls, and a page's answers carry it. Every entry also carries the
+//     store's run_id: a restarted store, or another one after a
+//     failover, has another, and nothing written before serves after
+//     (a store restored from a snapshot would otherwise hand back chain
+//     entries older than ones it lost).
+//   - The caller boundary: keys are a keyed hash of the list identity
+//     (keys.go), which holds the caller; no query or credential is
+//     stored in the clear.
+//   - The TTL: every key expires in the store, and a reader refuses an
+//     entry older than the TTL on its own clock as well as on the
+//     store's, so neither a lagging expiry nor one clock alone serves an
+//     older one.
+//   - Faults: every call has a deadline; a call that fails turns the
+//     store off for a back-off that doubles while it keeps failing, and
+//     costs the page a backend call, never an error. A page whose chain
+//     entry could not be written has its id's entry deleted before this
+//     instance next reads or writes the store, so that an older walk's
+//     entry for the same record cannot decide for it (see Walked).
 package redisstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -48,6 +79,9 @@ type Config struct {
 // far above a round trip to a store nearby, far below a backend call.
 const DefaultTimeout = 50 * time.Millisecond
 
+// MinSecret is the shortest Config.Secret New takes.
+const MinSecret = 16
+
 // State is what the admin endpoint shows of a store.
 type State struct {
 	Addr string `json:"addr"` // host:port, never the credentials
@@ -71,29 +105,236 @@ type State struct {
 // Store is a translate.WalkStore in Redis. Its methods are safe for
 // concurrent use.
 type Store struct {
-	cfg Config
+	cfg    Config
+	client *redis.Client
+	opt    *redis.Options
+
+	run    atomic.Pointer[string] // the run_id the last connection read
+	policy atomic.Pointer[string]
+
+	errors, served, kept atomic.Int64
+
+	mu        sync.Mutex
+	up        bool
+	since     time.Time
+	lastErr   string
+	downUntil time.Time     // no call before it, but one probe after
+	backoff   time.Duration // the next down time
+	// lost are chain entries a page could not write, to delete once the
+	// store answers (see Walked), oldest first.
+	lost []lostEntry
 }
+
+// lostEntry is a chain entry whose write failed, until its TTL passes.
+type lostEntry struct {
+	key  string
+	made time.Time
+}
+
+// Back-off after a failed call: from minBackoff, doubling up to
+// maxBackoff while calls keep failing.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+	// maxLost bounds the chain entries kept to delete: an instance that
+	// served more pages than this within one TTL of an outage forgets
+	// the oldest (see Walked).
+	maxLost = 1 << 14
+)
 
 // Interface guard
 var _ translate.WalkStore = (*Store)(nil)
 
 // New returns a store for cfg. It does not wait for the store to answer:
 // a store down at start is one down later, costing backend calls.
-func New(cfg Config) (*Store, error) { return &Store{cfg: cfg}, nil }
-
-// Cut implements translate.WalkStore.
-func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) translate.CutResult {
-	return translate.CutResult{}
+func New(cfg Config) (*Store, error) {
+	if len(cfg.Secret) < MinSecret {
+		return nil, fmt.Errorf("the store's key must be at least %d bytes, the same on every instance", MinSecret)
+	}
+	if cfg.Encode == nil || cfg.Decode == nil {
+		return nil, errors.New("redisstore: Encode and Decode are required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	opt, err := redis.ParseURL(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("readahead_store: %v", redactURLError(err, cfg.URL))
+	}
+	s := &Store{cfg: cfg, opt: opt, up: true, since: time.Now()}
+	opt.DialTimeout = cfg.Timeout
+	opt.ReadTimeout = cfg.Timeout
+	opt.WriteTimeout = cfg.Timeout
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1 // a failed call costs a backend call, not another try
+	opt.PoolTimeout = cfg.Timeout
+	opt.Protocol = 2 // any Redis-protocol server speaks RESP2
+	opt.DisableIdentity = true
+	opt.OnConnect = s.onConnect
+	s.client = redis.NewClient(opt)
+	empty := ""
+	s.run.Store(&empty)
+	s.policy.Store(&empty)
+	return s, nil
 }
 
-// Walked implements translate.WalkStore.
-func (s *Store) Walked(ctx context.Context, list string, w translate.Walked) {}
+// redactURLError keeps the URL's password out of an error that quotes it.
+func redactURLError(err error, raw string) error {
+	msg := err.Error()
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if j := strings.LastIndex(raw, "@"); j > i {
+			if userinfo := raw[i+3 : j]; userinfo != "" {
+				msg = strings.ReplaceAll(msg, userinfo, "xxxxx")
+			}
+		}
+	}
+	return errors.New(msg)
+}
+
+// onConnect reads the server's run_id on every new connection, so that
+// a restarted store (every connection to the old one broken) is known
+// before the first command on the new one, and its maxmemory-policy,
+// which the admin endpoint shows: a policy that evicts can drop a newer
+// chain entry and leave an older one.
+func (s *Store) onConnect(ctx context.Context, cn *redis.Conn) error {
+	info, err := cn.Info(ctx, "server").Result()
+	if err != nil {
+		return err
+	}
+	id := infoField(info, "run_id")
+	if id == "" {
+		return errors.New("the store's INFO has no run_id")
+	}
+	s.run.Store(&id)
+	if kv, err := cn.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
+		p := kv["maxmemory-policy"]
+		s.policy.Store(&p)
+	}
+	return nil
+}
+
+// infoField returns the value of one field of an INFO answer.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// runID returns the run_id of the store the client is connected to,
+// connecting first when it has not yet: every entry carries it.
+func (s *Store) runID(ctx context.Context) (string, error) {
+	if id := *s.run.Load(); id != "" {
+		return id, nil
+	}
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return "", err
+	}
+	return *s.run.Load(), nil
+}
 
 // TTL implements translate.WalkStore.
 func (s *Store) TTL() time.Duration { return s.cfg.TTL }
 
 // State returns the store's state and counters.
-func (s *Store) State() State { return State{} }
+func (s *Store) State() State {
+	s.mu.Lock()
+	st := State{Up: s.up, Since: s.since, LastError: s.lastErr}
+	s.mu.Unlock()
+	st.Addr, st.DB, st.TLS = s.opt.Addr, s.opt.DB, s.opt.TLSConfig != nil
+	st.RunID, st.Policy = *s.run.Load(), *s.policy.Load()
+	st.Errors, st.Served, st.Kept = s.errors.Load(), s.served.Load(), s.kept.Load()
+	return st
+}
 
 // Close closes the store's connections.
-func (s *Store) Close() error { return nil }
+func (s *Store) Close() error { return s.client.Close() }
+
+// usable reports whether a call may go to the store now: it is up, or
+// its back-off has passed (the call is then the probe).
+func (s *Store) usable(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.up || !now.Before(s.downUntil) {
+		return true
+	}
+	return false
+}
+
+// failed counts a failed call and turns the store off for its back-off.
+func (s *Store) failed(op string, err error) {
+	s.errors.Add(1)
+	if s.cfg.OnError != nil {
+		s.cfg.OnError(op, err)
+	}
+	now := time.Now()
+	s.mu.Lock()
+	wasUp := s.up
+	if wasUp {
+		s.up, s.since, s.backoff = false, now, minBackoff
+	} else {
+		s.backoff = min(2*s.backoff, maxBackoff)
+	}
+	s.downUntil = now.Add(s.backoff)
+	s.lastErr = err.Error()
+	s.mu.Unlock()
+	if wasUp && s.cfg.OnState != nil {
+		s.cfg.OnState(false, err)
+	}
+}
+
+// answered marks the store up after a call that worked.
+func (s *Store) answered() {
+	s.mu.Lock()
+	wasUp := s.up
+	s.up = true
+	if !wasUp {
+		s.since = time.Now()
+	}
+	s.mu.Unlock()
+	if !wasUp && s.cfg.OnState != nil {
+		s.cfg.OnState(true, nil)
+	}
+}
+
+// forgetLost deletes the chain entries pages could not write, those
+// still within their TTL, before any other call reads the store: false
+// when that failed (they are kept for the next call, and the store is
+// off for its back-off).
+func (s *Store) forgetLost(ctx context.Context) bool {
+	s.mu.Lock()
+	lost := s.lost
+	s.lost = nil
+	s.mu.Unlock()
+	if len(lost) == 0 {
+		return true
+	}
+	now := time.Now()
+	keys := make([]string, 0, len(lost))
+	for _, l := range lost {
+		if now.Sub(l.made) < s.cfg.TTL {
+			keys = append(keys, l.key)
+		}
+	}
+	if len(keys) == 0 {
+		return true
+	}
+	if err := s.client.Del(ctx, keys...).Err(); err != nil {
+		s.remember(lost)
+		s.failed("walked", err)
+		return false
+	}
+	return true
+}
+
+// remember keeps chain entries to delete once the store answers.
+func (s *Store) remember(lost []lostEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lost = append(s.lost, lost...)
+	if n := len(s.lost) - maxLost; n > 0 {
+		s.lost = append(s.lost[:0], s.lost[n:]...)
+	}
+}

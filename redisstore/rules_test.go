@@ -1,0 +1,205 @@
+package redisstore_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+var ctx = context.Background()
+
+// page records on s a page of list that ended at last with more after
+// it, its answers at at (a Cut's time), and the window ids it read.
+func page(s *redisstore.Store, list, last string, at time.Time, ids ...string) {
+	var w *translate.StoredWindow
+	if len(ids) > 0 {
+		w = translate.NewStoredWindow(translate.WindowData{IDs: ids, Start: 0, FromStart: true}, nil, nil)
+	}
+	s.Walked(ctx, list, translate.Walked{Last: last, More: true, At: at, Now: time.Now(),
+		Walk: translate.Walk{Size: 40}, Window: w})
+}
+
+// cutAt asks s for the page of size 2 after cursor.
+func cutAt(s *redisstore.Store, list, cursor string) translate.CutResult {
+	return s.Cut(ctx, list, translate.CutQuery{After: cursor, Size: 2, Now: time.Now()})
+}
+
+// ticket is a Cut's time on the store's clock, as a page's answers get.
+func ticket(t *testing.T, s *redisstore.Store) time.Time {
+	c := s.Cut(ctx, "ticket", translate.CutQuery{After: "0", Size: 1, Now: time.Now()})
+	require.False(t, c.At.IsZero(), "the store gives its time")
+	return c.At
+}
+
+// TestInterleavedWalksOfOneCaller: an earlier walk, slower, ends a page
+// at the same record after a later walk did. The later walk's next page
+// must not come from the earlier walk's window, read before the later
+// walk began; the earlier walk may take the later one's (newer) window.
+func TestInterleavedWalksOfOneCaller(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newStore(t, srv, time.Minute, nil), newStore(t, srv, time.Minute, nil)
+	const list = "calls|k"
+	tA := ticket(t, a)
+	time.Sleep(2 * time.Millisecond)
+	tB := ticket(t, b)                                   // the later walk began after the earlier one's answer
+	page(b, list, "10", tB, "1", "10", "11", "13", "20") // the later walk's answer holds 13, inserted since
+	page(a, list, "10", tA, "1", "10", "11", "20", "30") // the earlier walk's, read before
+	for _, s := range []*redisstore.Store{a, b} {
+		c := cutAt(s, list, "10")
+		require.True(t, c.Continues)
+		require.NotNil(t, c.Window)
+		assert.Equal(t, []string{"11", "13", "20"}, c.Window.Data().IDs, "the later answer serves both walks")
+		assert.False(t, c.Window.Data().At.Before(tB))
+	}
+}
+
+// TestTTLOnTheInstanceClock: an entry the store still holds is not
+// served once the reading instance's clock says the TTL passed, however
+// the store's expiry lags.
+func TestTTLOnTheInstanceClock(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv, time.Minute, nil)
+	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	c := s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: time.Now()})
+	require.True(t, c.Continues)
+	require.NotNil(t, c.Window)
+	c = s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: time.Now().Add(time.Minute)})
+	assert.False(t, c.Continues, "past the TTL on this instance's clock")
+	assert.Nil(t, c.Window)
+
+	// And the store's own expiry: PX of the TTL on every key.
+	short := newStore(t, srv, 50*time.Millisecond, nil)
+	page(short, "m", "10", ticket(t, short), "1", "10", "11", "12", "13")
+	require.True(t, cutAt(short, "m", "10").Continues)
+	time.Sleep(60 * time.Millisecond)
+	assert.False(t, cutAt(short, "m", "10").Continues)
+	n := 0
+	for _, k := range scanKeys(t, srv) {
+		if strings.HasSuffix(k, "}:c:10") {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "the short store's entry expired in the store; the other's is left")
+}
+
+// TestEntriesOfAnotherRun: an entry written under another run_id (a
+// store restored from a snapshot, or a replica after failover, holds
+// entries older than ones it lost) never serves.
+func TestEntriesOfAnotherRun(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv, time.Minute, nil)
+	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	require.True(t, cutAt(s, "l", "10").Continues)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	for _, k := range scanKeys(t, srv) {
+		if !strings.Contains(k, "}:c:") {
+			continue
+		}
+		v, err := c.Get(ctx, k).Result()
+		require.NoError(t, err)
+		_, rest, _ := strings.Cut(v, " ")
+		require.NoError(t, c.Set(ctx, k, "0000000000000000000000000000000000000000 "+rest, time.Minute).Err())
+	}
+	assert.False(t, cutAt(s, "l", "10").Continues, "another run's entry")
+}
+
+// TestStoreFaults: a store killed, restarted and flushed costs pages
+// nothing but the store's help: a Cut that fails continues no walk, a
+// failure is counted once and reported once as down, and the store is
+// used again once it answers.
+func TestStoreFaults(t *testing.T) {
+	srv := redistest.Start(t)
+	var downs, ups, errs atomic.Int32
+	s := newStore(t, srv, time.Minute, func(c *redisstore.Config) {
+		c.Timeout = 100 * time.Millisecond
+		c.OnError = func(string, error) { errs.Add(1) }
+		c.OnState = func(up bool, _ error) {
+			if up {
+				ups.Add(1)
+			} else {
+				downs.Add(1)
+			}
+		}
+	})
+	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	run := s.State().RunID
+	require.NotEmpty(t, run)
+
+	srv.Kill()
+	for range 5 {
+		c := cutAt(s, "l", "10")
+		assert.False(t, c.Continues)
+		assert.True(t, c.At.IsZero())
+	}
+	assert.Equal(t, int32(1), downs.Load(), "down once")
+	assert.Equal(t, int32(1), errs.Load(), "the back-off keeps further pages off the store")
+	assert.False(t, s.State().Up)
+
+	srv.Restart()
+	require.Eventually(t, func() bool { cutAt(s, "l", "10"); return s.State().Up }, 10*time.Second, 50*time.Millisecond)
+	assert.Equal(t, int32(1), ups.Load())
+	assert.NotEqual(t, run, s.State().RunID, "a restarted store is another run")
+	assert.False(t, cutAt(s, "l", "10").Continues, "nothing of before the restart")
+
+	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	require.True(t, cutAt(s, "l", "10").Continues)
+	srv.Flush()
+	assert.False(t, cutAt(s, "l", "10").Continues, "flushed")
+	assert.True(t, s.State().Up, "an empty store is no fault")
+}
+
+// TestLostEntryIsDeleted: a later walk's page whose chain entry could
+// not be written leaves an earlier walk's entry for the same record; the
+// instance deletes it before it next uses the store, so that the later
+// walk's next page is not cut from the earlier walk's window.
+func TestLostEntryIsDeleted(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv, time.Minute, func(c *redisstore.Config) { c.Timeout = 50 * time.Millisecond })
+	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13") // the earlier walk
+	require.NotNil(t, cutAt(s, "l", "10").Window)
+
+	tB := ticket(t, s)
+	_, err := srv.Do("CLIENT", "PAUSE", "300", "WRITE")
+	require.NoError(t, err)
+	page(s, "l", "10", tB) // the later walk's page: its write waits past the deadline
+	require.False(t, s.State().Up)
+	time.Sleep(400 * time.Millisecond) // the pause and the back-off pass
+
+	c := cutAt(s, "l", "10")
+	if c.Window != nil {
+		assert.False(t, c.Window.Data().At.Before(tB), "the earlier walk's window serves the later walk")
+	}
+	c = cutAt(s, "l", "10")
+	assert.Nil(t, c.Window, "the entry is gone, or the later walk's own (which has no window)")
+}
+
+// TestKeysAreKeyedHashes: the same identity under another secret is
+// another key, so that a reader of the store cannot test a guessed
+// credential without the secret.
+func TestKeysAreKeyedHashes(t *testing.T) {
+	srv := redistest.Start(t)
+	s1 := newStore(t, srv, time.Minute, nil)
+	s2 := newStore(t, srv, time.Minute, func(c *redisstore.Config) { c.Secret = []byte("another secret of 16+ bytes") })
+	page(s1, "calls|apikey=k", "10", ticket(t, s1), "1", "10", "11", "12", "13")
+	require.True(t, cutAt(s1, "calls|apikey=k", "10").Continues)
+	assert.False(t, cutAt(s2, "calls|apikey=k", "10").Continues, "another secret, another key")
+
+	_, err := redisstore.New(redisstore.Config{URL: srv.URL(), Secret: []byte("short")})
+	assert.ErrorContains(t, err, strconv.Itoa(redisstore.MinSecret))
+	_, err = redisstore.New(redisstore.Config{URL: "redis://user:hunter2-password@127.0.0.1:1/notadb", Secret: []byte(secret),
+		Encode: func(any) ([]byte, bool) { return nil, true }, Decode: func([]byte) any { return nil }})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "hunter2", "no password in an error")
+}

@@ -1,0 +1,94 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// What the store keeps, per list identity, under keys that share one hash
+// tag (so that a cluster would keep them in one slot):
+//
+//	hdgw:{H}:c:<id>     a chain entry: the page that ended at record <id>
+//	hdgw:{H}:w:<name>   a window: a list of [meta, envelope, entries...]
+//
+// H is the keyed hash of the list identity (keys.go). Times are the
+// store's own (TIME, in microseconds) where the walk rule compares them,
+// and the writing instance's (in nanoseconds) where only that instance's
+// clock can say how old an entry is to it.
+//
+// A chain entry's value is one line of fields:
+//
+//	run at made win k imade size rate backoff
+//
+// run is the store's run_id when written; at the walk rule's time of the
+// answer the page's last record came from; made the store's time of the
+// write; win the window the next records are in ('-' for none) and k the
+// index there of the record after <id>; imade the writing instance's
+// time; size, rate and backoff the walk's read-ahead state.
+//
+// A window's meta is one line:
+//
+//	run at imade start fromStart ended records floor
+//
+// with at the walk rule's time of its answer, start its first record's
+// offset, fromStart, ended and records 0 or 1, and floor (the rest of
+// the line) its first id when it does not start the list. Each entry is
+// a record: its id's length as a uvarint, its id, its bytes.
+
+// cutScript answers Cut in one round trip. KEYS[1] is the chain entry,
+// KEYS[2] the prefix of the list's window keys; ARGV are the run_id the
+// instance reads the store as, the page size, "1" for a Fresh page and
+// the TTL in microseconds. It returns {now} when no live entry of this
+// run continues the walk, {now, entry} when the page is not to be cut
+// (Fresh, or no window), {now, entry, ""} when the entry's window is
+// gone, {now, entry, "-"} when the walk rule or the TTL refuses it, and
+// {now, entry, meta, envelope, entries} with the page's records and the
+// one after them when it holds them.
+var cutScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local c = redis.call('GET', KEYS[1])
+if not c then return {now} end
+local run, at, made, win, k = string.match(c, '^(%S+) (%d+) (%d+) (%S+) (%d+) ')
+local ttl = tonumber(ARGV[4])
+if run ~= ARGV[1] or now - tonumber(made) >= ttl then return {now} end
+if ARGV[3] == '1' or win == '-' then return {now, c} end
+local wk = KEYS[2] .. win
+local meta = redis.call('LINDEX', wk, 0)
+if not meta then return {now, c, ''} end
+local wrun, wat = string.match(meta, '^(%S+) (%d+) ')
+if wrun ~= run or tonumber(wat) < tonumber(at) or now - tonumber(wat) >= ttl then return {now, c, '-'} end
+local from = 2 + tonumber(k)
+return {now, c, meta, redis.call('LINDEX', wk, 1), redis.call('LRANGE', wk, from, from + tonumber(ARGV[2]))}
+`)
+
+// walkedScript records a page in one round trip, atomically. KEYS[1] is
+// the chain entry ("" for none), KEYS[2] the window to write ("" for
+// none). ARGV: [1] the run_id, [2] the walk rule's time of the page's
+// answers ("" when the page has none: the store's now, later than its
+// calls, which only admits fewer windows), [3] the chain entry's fields
+// after made, [4] the TTL in milliseconds, [5] the window's meta after
+// at, [6] its envelope and [7...] its entries. An entry already there
+// for the same id whose time is later stays as it is, window and all:
+// the rule then holds for every walk through that record, the later
+// walk's window serving the earlier walk too (a newer answer is never
+// the past to it).
+var walkedScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = t[1] .. string.sub('00000' .. t[2], -6)
+local at = ARGV[2]
+if at == '' then at = now end
+if KEYS[2] ~= '' then
+	redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. at .. ' ' .. ARGV[5], ARGV[6])
+	for i = 7, #ARGV, 1000 do
+		redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+	end
+	redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+if KEYS[1] ~= '' then
+	local old = redis.call('GET', KEYS[1])
+	if old then
+		local orun, oat = string.match(old, '^(%S+) (%d+) ')
+		if orun == ARGV[1] and tonumber(oat) > tonumber(at) then return 1 end
+	end
+	redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. at .. ' ' .. now .. ' ' .. ARGV[3], 'PX', ARGV[4])
+end
+return 1
+`)

@@ -1,0 +1,225 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// list is a backend's list: ascending numeric ids, each record its id
+// and a version, which churn changes.
+type list struct {
+	mu      sync.Mutex
+	ids     []int
+	version map[int]int
+	calls   int
+	fetched int
+}
+
+func newList(n, gap int) *list {
+	l := &list{version: map[int]int{}}
+	for i := 1; i <= n; i++ {
+		l.ids = append(l.ids, i*gap)
+	}
+	return l
+}
+
+func (l *list) Fetch(_ context.Context, w translate.Window) (translate.Batch, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	var b translate.Batch
+	for i := w.Start; i < w.Start+w.Size && i < len(l.ids); i++ {
+		id := strconv.Itoa(l.ids[i])
+		b.IDs = append(b.IDs, id)
+		b.Records = append(b.Records, []byte(fmt.Sprintf(`{"id":%s,"v":%d}`, id, l.version[l.ids[i]])))
+	}
+	l.fetched += len(b.IDs)
+	return b, nil
+}
+
+func (l *list) insert(id int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, found := slices.BinarySearch(l.ids, id)
+	if !found {
+		l.ids = slices.Insert(l.ids, i, id)
+	}
+}
+
+func (l *list) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, len(l.ids))
+	for i, id := range l.ids {
+		out[i] = strconv.Itoa(id)
+	}
+	return out
+}
+
+func (l *list) counts() (calls, fetched int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls, l.fetched
+}
+
+const secret = "0123456789abcdef-test-secret"
+
+// newStore returns a store on srv for one instance.
+func newStore(t *testing.T, srv *redistest.Server, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
+	t.Helper()
+	cfg := redisstore.Config{
+		URL: srv.URL(), Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: translate.Numeric,
+		Encode: func(any) ([]byte, bool) { return []byte(`{"env":1}`), true },
+		Decode: func(b []byte) any { return string(b) },
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := redisstore.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// instances are engines that share one store, each with its own memory
+// for what it learns, as gateway instances behind one balancer.
+func instances(t *testing.T, srv *redistest.Server, n int, ttl time.Duration) []*translate.Engine {
+	engines := make([]*translate.Engine, n)
+	for i := range engines {
+		engines[i] = &translate.Engine{
+			Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
+			Lists: translate.NewMemoryStore(translate.Numeric, ttl, 64<<20),
+			Walks: newStore(t, srv, ttl, nil),
+		}
+	}
+	return engines
+}
+
+// walk walks the list by cursor, page i on engine i mod n, calling
+// between before each page after the first; it returns the ids served.
+func walk(t *testing.T, engines []*translate.Engine, l *list, name string, size int, between func(page int)) []string {
+	t.Helper()
+	var ids []string
+	req := translate.Request{List: name, Size: size}
+	for page := 0; ; page++ {
+		if page > 0 && between != nil {
+			between(page)
+		}
+		pg, err := engines[page%len(engines)].Page(context.Background(), l, req)
+		require.NoError(t, err)
+		ids = append(ids, pg.IDs...)
+		if !pg.More {
+			return ids
+		}
+		req.After = pg.IDs[len(pg.IDs)-1]
+	}
+}
+
+// TestWalkAcrossInstances: three engines sharing a store, pages round
+// robin, walk a list exactly and read it ahead as one instance does:
+// well under one backend call a page, each record fetched about once.
+func TestWalkAcrossInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, size := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", size), func(t *testing.T) {
+			l := newList(20_000, 3)
+			engines := instances(t, srv, 3, 10*time.Second)
+			ids := walk(t, engines, l, fmt.Sprintf("calls|%d", size), size, nil)
+			assert.Equal(t, l.snapshot(), ids, "the walk is exact")
+			calls, fetched := l.counts()
+			pages := (len(ids) + size - 1) / size
+			perPage := float64(calls) / float64(pages)
+			t.Logf("%d pages, %d calls (%.3f a page), %.3f fetched per served", pages, calls, perPage, float64(fetched)/float64(len(ids)))
+			assert.LessOrEqual(t, perPage, map[int]float64{10: 0.05, 100: 0.25}[size], "backend calls per page")
+			assert.LessOrEqual(t, float64(fetched)/float64(len(ids)), 1.10, "records fetched per record served")
+
+			// The control: the same walk with each instance on its own.
+			l2 := newList(20_000, 3)
+			alone := make([]*translate.Engine, 3)
+			for i := range alone {
+				alone[i] = &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
+					Lists: translate.NewMemoryStore(translate.Numeric, 10*time.Second, 64<<20)}
+			}
+			walk(t, alone, l2, "calls", size, nil)
+			calls2, _ := l2.counts()
+			assert.Greater(t, float64(calls2)/float64(pages), 0.9, "without the store, round robin costs a call a page")
+		})
+	}
+}
+
+// TestBackToBackWalksUnderChurn: a second walk of the same caller right
+// after a first, through the same page boundaries on other instances,
+// with records inserted before it began and between its pages: every
+// record that existed for the whole walk appears, although the first
+// walk's windows, read before the second began, are still live.
+func TestBackToBackWalksUnderChurn(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, size := range []int{7, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", size), func(t *testing.T) {
+			l := newList(3000, 10)
+			engines := instances(t, srv, 3, 30*time.Second)
+			name := fmt.Sprintf("tickets|%d", size)
+			first := walk(t, engines, l, name, size, nil)
+			require.Equal(t, l.snapshot(), first)
+			next := 100_000
+			for i := 1; i < len(l.ids); i += 10 { // before the second walk: in every page of it
+				l.insert(l.ids[i] + 1)
+			}
+			before := l.snapshot()
+			second := walk(t, engines, l, name, size, func(int) { l.insert(next); next++ })
+			after := l.snapshot()
+			assert.Subset(t, second, before, "every record that existed when the walk began is served")
+			assert.True(t, slices.IsSortedFunc(second, func(a, b string) int { return translate.Numeric.Compare(a, b) }), "ascending, no repeat")
+			assert.Subset(t, after, second)
+		})
+	}
+}
+
+// TestCallersApart: one caller's windows never serve another's pages,
+// even for a cursor inside them, and no key names the identity.
+func TestCallersApart(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newList(2000, 1)
+	engines := instances(t, srv, 3, 30*time.Second)
+	const a, b = "calls|apikey=alice-secret-key", "calls|apikey=bob"
+	walk(t, engines, l, a, 10, nil)
+	// Alice's walk kept windows with chain entries at every page's end.
+	s := engines[0].Walks
+	c := s.Cut(context.Background(), a, translate.CutQuery{After: "500", Size: 10, Now: time.Now()})
+	require.True(t, c.Continues, "alice's walk is in the store")
+	c = s.Cut(context.Background(), b, translate.CutQuery{After: "500", Size: 10, Now: time.Now()})
+	assert.False(t, c.Continues, "bob continues no walk of alice's")
+	assert.Nil(t, c.Window)
+
+	raw := scanKeys(t, srv)
+	require.NotEmpty(t, raw)
+	for _, k := range raw {
+		assert.True(t, strings.HasPrefix(k, "hdgw:{"), k)
+		assert.NotContains(t, k, "alice", "a key names no credential")
+		assert.NotContains(t, k, "apikey")
+	}
+}
+
+// scanKeys returns every key in the store.
+func scanKeys(t *testing.T, srv *redistest.Server) []string {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	keys, err := c.Keys(context.Background(), "*").Result()
+	require.NoError(t, err)
+	return keys
+}
