@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -125,6 +126,12 @@ type (
 		PagesServed    int64  `json:"pages_served"` // each a backend call saved
 		WindowsEvicted int64  `json:"windows_evicted"`
 		WindowsExpired int64  `json:"windows_expired"`
+		// Store is the shared store's state (readahead_store), which then
+		// holds the walks and windows in place of the counts above:
+		// its address without credentials, whether it answers, its
+		// errors, run_id and eviction policy, pages served and windows
+		// kept. Absent without one.
+		Store *redisstore.State `json:"store,omitempty"`
 	}
 	endpointReport struct {
 		Path string `json:"path"`
@@ -208,6 +215,10 @@ func (g *Gateway) report(s site) gatewayReport {
 		TTL: g.windows.TTL().String(), MemoryLimit: g.ReadaheadMemory,
 		Windows: ws.Windows, Bytes: ws.Bytes, PagesServed: ws.Served,
 		WindowsEvicted: ws.Evicted, WindowsExpired: ws.Expired,
+	}
+	if g.store != nil {
+		st := g.store.State()
+		gr.Readahead.Store = &st
 	}
 	for _, name := range slices.Concat(g.CursorEndpoints, g.FilterEndpoints) {
 		ep := g.endpoints[g.BasePath+name]

@@ -60,6 +60,11 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		drop_envelope_members page per_page next ...
 //		link_header
 //		caller_key           {http.auth.user.id} {vars.tenant} ...
+//		readahead_ttl        2s
+//		readahead_memory     64MiB
+//		readahead_store      redis://user:password@host:6379/0
+//		readahead_store_key  {env.HELPDESK_STORE_KEY}
+//		readahead_store_timeout 50ms
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -80,6 +85,8 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"backend_offset_param":   &g.BackendOffsetParam,
 		"backend_keyset":         &g.BackendKeyset,
 		"openapi_path":           &g.OpenAPIPath,
+		"readahead_store":        &g.ReadaheadStore,
+		"readahead_store_key":    &g.ReadaheadStoreKey,
 	}
 	paths := map[string]*[]string{ // at least one value
 		"cursor_endpoints": &g.CursorEndpoints,
@@ -157,6 +164,16 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			v := caddy.Duration(ttl)
 			g.ReadaheadTTL = &v
+		} else if option == "readahead_store_timeout" {
+			var s string
+			if err := oneArg(d, &s); err != nil {
+				return err
+			}
+			timeout, err := caddy.ParseDuration(s)
+			if err != nil || timeout <= 0 {
+				return d.Errf("%s: %q is not a duration above 0 such as 50ms", option, s)
+			}
+			g.ReadaheadStoreTimeout = caddy.Duration(timeout)
 		} else if option == "drop_envelope_members" {
 			g.DropEnvelopeMembers = d.RemainingArgs()
 			if len(g.DropEnvelopeMembers) == 0 {
@@ -200,12 +217,20 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if option == "openapi_path" && !strings.HasPrefix(g.OpenAPIPath, "/") {
 			return d.Errf("openapi_path: %q must be a path starting with /", g.OpenAPIPath)
 		}
+		if option == "readahead_store" && !strings.Contains(g.ReadaheadStore, "{") {
+			if _, err := checkStoreURL(g.ReadaheadStore); err != nil {
+				return d.Err(err.Error())
+			}
+		}
 	}
 	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d), at %s", g.DefaultPerPage, maxPerPage, perPageAt)
 	}
 	if err := checkEnvelopeMembers(g.DropEnvelopeMembers, g.RecordsPath); err != nil {
 		return fmt.Errorf("%v, at %s", err, at["drop_envelope_members"])
+	}
+	if g.ReadaheadStore != "" && g.ReadaheadStoreKey == "" {
+		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance, at %s", minStoreKey, at["readahead_store"])
 	}
 	var oe *optionError
 	if err := g.checkDialect(); errors.As(err, &oe) {

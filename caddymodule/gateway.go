@@ -121,6 +121,23 @@ type Gateway struct {
 	// reads itself (identity.go): what the routes after the gateway show
 	// the backend. Two requests that differ in one are two callers.
 	CallerKey []string `json:"caller_key,omitempty"`
+	// ReadaheadStore, when set, is a Redis-protocol server (Redis 7,
+	// Valkey) that keeps the walks and read-ahead windows in place of
+	// this instance's memory, as redis://[user:password@]host:port/db or
+	// rediss:// for TLS, so that instances behind a balancer that does not
+	// hash the caller (round_robin) continue each other's walks. Learned
+	// state and the position index stay in each instance. Placeholders
+	// such as {env.HELPDESK_STORE_URL} are replaced. Default: none.
+	ReadaheadStore string `json:"readahead_store,omitempty"`
+	// ReadaheadStoreKey is the secret that keys the hash naming each
+	// caller's entries in the store, so that the store holds no query or
+	// credential in the clear; required with ReadaheadStore, the same on
+	// every instance, at least 16 bytes once placeholders such as
+	// {env.HELPDESK_STORE_KEY} are replaced. Never logged.
+	ReadaheadStoreKey string `json:"readahead_store_key,omitempty"`
+	// ReadaheadStoreTimeout is each store call's deadline: a store slower
+	// than this costs a backend call, never a late page. Default: 50ms.
+	ReadaheadStoreTimeout caddy.Duration `json:"readahead_store_timeout,omitempty"`
 
 	// MaxFilters bounds the conditions in one _filters value. Default: 50.
 	MaxFilters int `json:"max_filters,omitempty"`
@@ -144,6 +161,7 @@ type Gateway struct {
 	endpoints   map[string]*endpoint
 	spellings   map[string]string      // spelling -> endpoint path; see routing.go
 	windows     *translate.MemoryStore // what is kept per caller's list: learned state, walks, windows
+	store       *sharedStore           // readahead_store: the walks and windows instead, when set
 	stopPurge   func()                 // stops the timer that drops expired windows, so an idle gateway lets them go
 	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
@@ -204,6 +222,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		g.exposed = append(g.exposed, "Link")
 	}
 	g.filters = ticketfilter.NewFilterValidator(g.filterConfig())
+	if err := g.openStore(); err != nil {
+		return err
+	}
 	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
 	g.stopPurge = g.windows.PurgeEvery(purgeInterval(time.Duration(*g.ReadaheadTTL)))
@@ -217,6 +238,9 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			Offsets:     g.dialect.Offsets(),
 			Lists:       g.windows,
 		}, m: newEndpointMetrics(name, true)}
+		if g.store != nil {
+			ep.engine.Walks = g.store.Store // never a nil *Store in the interface
+		}
 		ep.engine.OnLearn = g.pageLimitLearned(ep)
 		if g.dialect.Keysets() {
 			ep.engine.Keyset = g.dialect.KeysetCheck
@@ -249,7 +273,8 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 // Cleanup takes the gateway out of the admin endpoint's report when its
 // config is unloaded, and drops its read-ahead windows: the new config's
 // gateway starts with none, and the old one's memory is not held through
-// the reload.
+// the reload. It closes the shared store's connections; what the store
+// holds stays for the new config's gateway, until it expires.
 func (g *Gateway) Cleanup() error {
 	g.unload()
 	return nil
@@ -261,6 +286,7 @@ func (g *Gateway) unload() {
 		g.stopPurge()
 	}
 	g.windows.Clear()
+	g.closeStore()
 }
 
 // Interface guards

@@ -34,6 +34,7 @@ var metrics = struct {
 	readaheadPages   *prometheus.CounterVec
 	windowsDropped   *prometheus.CounterVec
 	windowBytes      prometheus.GaugeFunc
+	storeErrors      *prometheus.CounterVec
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -86,6 +87,10 @@ func registerMetrics(registry *prometheus.Registry) error {
 			}
 			return float64(n)
 		})
+		metrics.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_store_errors_total",
+			Help: "Calls to the shared read-ahead store (readahead_store) that failed or timed out, by operation; each costs backend calls, never a page.",
+		}, []string{"op"})
 	})
 	for _, c := range collectors() {
 		if registry == nil {
@@ -102,7 +107,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 // them (made by its first call).
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
-		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads}
+		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads, metrics.storeErrors}
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what

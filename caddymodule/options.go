@@ -226,6 +226,9 @@ func (g *Gateway) Validate() error {
 	if err := g.checkDialect(); err != nil {
 		return err
 	}
+	if err := g.checkStoreOptions(); err != nil {
+		return err
+	}
 	return checkCallerKey(g.CallerKey)
 }
 

@@ -171,7 +171,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		cursor = translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])
 	}
 	h := w.Header()
-	g.pageHeaders(h, r, a.answer.header, q, cursor)
+	g.pageHeaders(h, r, a.backendHeader(), q, cursor)
 	// Most pages are a run of one bare-array answer's records, written
 	// from the answer's own bytes; others are composed in a buffer.
 	out, buf := a.page(pg.Records)
@@ -189,10 +189,11 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 
 // pageSource returns the backend answer a page is cut from: one this
 // request read, or the read-ahead window the page came from (an answer an
-// earlier request of the same caller read).
-func (g *Gateway) pageSource(f *fetcher, pg *translate.Page) *answerBuf {
+// earlier request of the same caller read, on this instance or, through
+// readahead_store, on another).
+func (g *Gateway) pageSource(f *fetcher, pg *translate.Page) composer {
 	if pg.Stored != nil {
-		return pg.Stored.Source().(*answerBuf)
+		return pg.Stored.Source().(composer)
 	}
 	return f.read[pg.Source]
 }

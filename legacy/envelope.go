@@ -146,3 +146,16 @@ func (b *Body) cutBytes() int {
 	}
 	return n
 }
+
+// AppendEnvelope appends to dst what AppendPage writes around the records
+// array, less the dropped members: the body's bytes before the array,
+// then those after it; at is where the array goes in out. A page composed
+// from records kept apart from their answer (as a read-ahead store shared
+// by several instances keeps them) is then out[:at], '[', the records
+// joined by commas, ']' and out[at:]: byte for byte AppendPage's. A bare
+// array has no envelope and appends nothing.
+func (b *Body) AppendEnvelope(dst []byte) (out []byte, at int) {
+	dst = b.appendKept(dst, 0, b.arrayStart)
+	at = len(dst)
+	return b.appendKept(dst, b.arrayEnd, len(b.raw)), at
+}

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +80,37 @@ func TestPageInPlaceUntouchedByDrop(t *testing.T) {
 	page, ok := b.PageInPlace(b.Records[1:])
 	require.True(t, ok)
 	assert.Equal(t, `[{"id":2},{"id":3}]`, string(page))
+}
+
+// TestAppendEnvelopeComposesAppendPage: a page composed from the envelope
+// alone and records kept apart is AppendPage's, byte for byte, for every
+// page of the answer, with the dropped members left out.
+func TestAppendEnvelopeComposesAppendPage(t *testing.T) {
+	for _, tc := range []struct{ name, body, path string }{
+		{"bare array", `[{"id":1},{"id":2},{"id":3}]`, ""},
+		{"bare array with space", " [ {\"id\":1} ,\n{\"id\":2},{\"id\":3} ]\n", ""},
+		{"envelope", `{"page":3,"data":[{"id":1},{"id":2},{"id":3}],"total":9,"next":"http://b/?page=4"}`, "data"},
+		{"nested path", `{"page":3,"result":{"page":3,"items":[{"id":1},{"id":2},{"id":3}]},"total":9}`, "result.items"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b Body
+			require.NoError(t, b.ParseWithout([]byte(tc.body), tc.path, "id", pagingMembers))
+			env, at := b.AppendEnvelope([]byte("prefix"))
+			env, at = env[len("prefix"):], at-len("prefix")
+			assert.False(t, strings.HasPrefix(string(env), `{"page"`), "dropped members are left out")
+			for i := range len(b.Records) + 1 {
+				records := b.Records[i:]
+				composed := append([]byte{}, env[:at]...)
+				composed = append(composed, '[')
+				for j, r := range records {
+					if j > 0 {
+						composed = append(composed, ',')
+					}
+					composed = append(composed, r...)
+				}
+				composed = append(append(composed, ']'), env[at:]...)
+				assert.Equal(t, string(b.AppendPage(nil, records)), string(composed))
+			}
+		})
+	}
 }

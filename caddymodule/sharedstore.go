@@ -1,0 +1,364 @@
+package caddymodule
+
+// The shared read-ahead store (readahead_store): the gateway's side of
+// it. redisstore keeps the walks and windows; this file checks the
+// options, opens the store, reports its faults, and turns a window's
+// answer into bytes the store keeps and back into something a page is
+// composed from, on whichever instance serves the page.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/helpdesk-gateway/gateway/redisstore"
+)
+
+// minStoreKey is the shortest readahead_store_key accepted: the key of an
+// HMAC-SHA256 naming every caller's entries, so it must not be guessable.
+const minStoreKey = 16
+
+// composer is what a page is composed from beside its records: the
+// backend headers of the answer it starts in, and the envelope its
+// records go into. A backend answer this request or this instance read
+// (*answerBuf) is one; a window another instance read, as the shared
+// store gives it back (*sharedAnswer), is another, and both compose the
+// same page from the same records.
+type composer interface {
+	// backendHeader is the answer's backend headers, for pageHeaders.
+	backendHeader() http.Header
+	// page returns the page of records; buf, when not nil, is a pooled
+	// buffer the caller gives back with putPageBuffer once written.
+	page(records [][]byte) (out []byte, buf *[]byte)
+}
+
+// Interface guards
+var (
+	_ composer = (*answerBuf)(nil)
+	_ composer = (*sharedAnswer)(nil)
+)
+
+func (a *answerBuf) backendHeader() http.Header { return a.answer.header }
+
+// checkStoreURL checks a readahead_store URL as go-redis reads it, and
+// returns it parsed. Its errors never hold the URL's password.
+func checkStoreURL(raw string) (*url.URL, error) {
+	const want = "write redis://[user:password@]host:port/db, or rediss:// for TLS"
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url's error quotes the whole URL, password included.
+		return nil, fmt.Errorf("readahead_store: not a URL; %s", want)
+	}
+	switch {
+	case u.Scheme != "redis" && u.Scheme != "rediss":
+		return nil, fmt.Errorf("readahead_store %q: the scheme is not redis or rediss; %s", u.Redacted(), want)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("readahead_store %q: names no host; %s", u.Redacted(), want)
+	}
+	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+		if n, err := strconv.Atoi(db); err != nil || n < 0 {
+			return nil, fmt.Errorf("readahead_store %q: the database %q is not a number such as 0; %s", u.Redacted(), db, want)
+		}
+	}
+	return u, nil
+}
+
+// checkStoreOptions makes the checks of the store's options that need no
+// placeholder replaced (Validate): the others are openStore's.
+func (g *Gateway) checkStoreOptions() error {
+	if g.ReadaheadStoreTimeout < 0 {
+		return fmt.Errorf("readahead_store_timeout: %v is negative; leave it out for %v", time.Duration(g.ReadaheadStoreTimeout), redisstore.DefaultTimeout)
+	}
+	if g.ReadaheadStore == "" {
+		return nil
+	}
+	if !strings.Contains(g.ReadaheadStore, "{") {
+		if _, err := checkStoreURL(g.ReadaheadStore); err != nil {
+			return err
+		}
+	}
+	if g.ReadaheadStoreKey == "" {
+		return errors.New("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least 16 bytes, the same on every instance")
+	}
+	return nil
+}
+
+// openStore makes the shared store when readahead_store is set and
+// read-ahead is on, with the placeholders of its URL and key replaced.
+// The store is not asked anything yet: one down at start is one down
+// later, costing backend calls.
+func (g *Gateway) openStore() error {
+	if g.ReadaheadStore == "" {
+		return nil
+	}
+	repl := caddy.NewReplacer()
+	raw := repl.ReplaceAll(g.ReadaheadStore, "")
+	if raw == "" {
+		g.logger.Warn("readahead_store is empty once its placeholders are replaced: walks and windows stay in this instance",
+			zap.String("readahead_store", g.ReadaheadStore))
+		return nil
+	}
+	u, err := checkStoreURL(raw)
+	if err != nil {
+		return err
+	}
+	key := repl.ReplaceAll(g.ReadaheadStoreKey, "")
+	if len(key) < minStoreKey {
+		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), minStoreKey)
+	}
+	ttl := time.Duration(*g.ReadaheadTTL)
+	if ttl == 0 {
+		g.logger.Info("readahead_store is not used: readahead_ttl 0 turns read-ahead off", zap.String("store", u.Host))
+		return nil
+	}
+	timeout := time.Duration(g.ReadaheadStoreTimeout)
+	if timeout == 0 {
+		timeout = redisstore.DefaultTimeout
+	}
+	host := u.Host
+	store, err := redisstore.New(redisstore.Config{
+		URL:            raw,
+		Secret:         []byte(key),
+		TTL:            ttl,
+		Timeout:        timeout,
+		MaxWindowBytes: g.ReadaheadMemory,
+		Order:          g.order,
+		Encode:         g.encodeWindow,
+		Decode:         decodeWindow,
+		OnError: func(op string, err error) {
+			metrics.storeErrors.WithLabelValues(op).Inc()
+		},
+		OnState: g.storeStateLogger(host),
+	})
+	if err != nil {
+		return fmt.Errorf("readahead_store %q: %v", u.Redacted(), err)
+	}
+	g.store = &sharedStore{Store: store}
+	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
+		zap.String("store", host), zap.Bool("tls", u.Scheme == "rediss"), zap.Duration("timeout", timeout))
+	return nil
+}
+
+// storeStateLogger returns the store's OnState: a warning when the store
+// at host goes down, with the error, and an Info when it is back, each
+// once per change however many calls see it. host is the URL's host:port,
+// never its credentials.
+func (g *Gateway) storeStateLogger(host string) func(up bool, err error) {
+	var down atomic.Bool
+	return func(up bool, err error) {
+		switch {
+		case !up && !down.Swap(true):
+			g.logger.Warn("readahead_store is down: pages go to the backend until it answers again",
+				zap.String("store", host), zap.Error(err))
+		case up && down.Swap(false):
+			g.logger.Info("readahead_store is back", zap.String("store", host))
+		}
+	}
+}
+
+// sharedStore is the gateway's shared store.
+type sharedStore struct {
+	*redisstore.Store
+	closed atomic.Bool // Cleanup and the context's end both unload the gateway
+}
+
+// closeStore closes the shared store, once.
+func (g *Gateway) closeStore() {
+	if g.store == nil || !g.store.closed.CompareAndSwap(false, true) {
+		return
+	}
+	if err := g.store.Close(); err != nil {
+		g.logger.Debug("closing readahead_store", zap.Error(err))
+	}
+}
+
+// A window's answer as the store keeps it, beside its records (which the
+// store keeps itself): a version byte, the backend headers a page passes
+// on, each name and value framed by its length, then the envelope's
+// split (4 bytes, big-endian) and the envelope (legacy's AppendEnvelope).
+// The headers go by name, sorted, so that an answer encodes to the same
+// bytes each time.
+// Only backend response headers and body bytes: never a query or a
+// request header, so nothing of the caller's credentials.
+const windowEncoding = 1
+
+// encodeWindow is the store's Encode: what composing pages from a
+// window's answer needs beside its records. The headers a page never
+// carries (drop_backend_headers, the answer's own, its trailers) are left
+// out: they cost the store bytes and change nothing.
+func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
+	var header http.Header
+	var env []byte
+	var at int
+	switch a := source.(type) {
+	case *answerBuf:
+		header = a.answer.header
+		env, at = a.body.AppendEnvelope(nil)
+	case *sharedAnswer:
+		header, env, at = a.header, a.env, a.at
+	default:
+		return nil, false
+	}
+	var room [16]string
+	names := room[:0]
+	size := 64 + len(env)
+	for k, v := range header {
+		if g.pageKeeps(k) {
+			names = append(names, k)
+			size += len(k) + 8
+			for _, s := range v {
+				size += len(s) + 4
+			}
+		}
+	}
+	slices.Sort(names) // the same answer, the same bytes
+	out := make([]byte, 0, size)
+	out = append(out, windowEncoding)
+	out = binary.AppendUvarint(out, uint64(len(names)))
+	for _, k := range names {
+		out = appendValues(appendField(out, k), header[k])
+	}
+	out = binary.BigEndian.AppendUint32(out, uint32(at))
+	return append(out, env...), true
+}
+
+// pageKeeps reports whether a page passes on the backend header k.
+func (g *Gateway) pageKeeps(k string) bool {
+	if strings.HasPrefix(k, http.TrailerPrefix) || g.dropHeaders[http.CanonicalHeaderKey(k)] {
+		return false
+	}
+	for _, h := range answerHeaders {
+		if strings.EqualFold(h, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedAnswer is a window's answer as the shared store gave it back:
+// its headers and envelope (encodeWindow). It is read by every request
+// the window serves, so its pages are always composed in a pooled buffer.
+type sharedAnswer struct {
+	header http.Header
+	env    []byte
+	at     int // where the records array goes in env
+}
+
+func (s *sharedAnswer) backendHeader() http.Header { return s.header }
+
+func (s *sharedAnswer) page(records [][]byte) (out []byte, buf *[]byte) {
+	n := len(s.env) + 2 + max(len(records)-1, 0)
+	for _, r := range records {
+		n += len(r)
+	}
+	buf = pageBuffer(n)
+	b := append(*buf, s.env[:s.at]...)
+	b = append(b, '[')
+	for i, r := range records {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	b = append(b, ']')
+	*buf = append(b, s.env[s.at:]...)
+	return *buf, buf
+}
+
+// decodeWindow is the store's Decode: encodeWindow's bytes made a
+// composer again. Bytes it cannot read whole (another version, or
+// damaged) give nil, which the store takes as no window: the page is then
+// read from the backend.
+func decodeWindow(data []byte) any {
+	d := decoder{data: data}
+	if d.byte() != windowEncoding {
+		return nil
+	}
+	n := d.uvarint()
+	if n > uint64(len(d.data)) { // each header takes a byte at least
+		return nil
+	}
+	s := &sharedAnswer{header: make(http.Header, n)}
+	for range n {
+		k := d.field()
+		m := d.uvarint()
+		if m > uint64(len(d.data)) {
+			return nil
+		}
+		v := make([]string, 0, m)
+		for range m {
+			v = append(v, d.field())
+		}
+		s.header[k] = v
+	}
+	at := d.uint32()
+	if d.bad || at > uint64(len(d.data)) {
+		return nil
+	}
+	// A copy: the store's bytes are its own, and the answer lives as
+	// long as the window serves.
+	s.env, s.at = bytes.Clone(d.data), int(at)
+	if s.env == nil {
+		s.env = []byte{}
+	}
+	return s
+}
+
+// decoder reads encodeWindow's bytes; a read past their end sets bad.
+type decoder struct {
+	data []byte
+	bad  bool
+}
+
+func (d *decoder) byte() byte {
+	if len(d.data) == 0 {
+		d.bad = true
+		return 0
+	}
+	b := d.data[0]
+	d.data = d.data[1:]
+	return b
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.data)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.data = d.data[n:]
+	return v
+}
+
+func (d *decoder) uint32() uint64 {
+	if len(d.data) < 4 {
+		d.bad = true
+		return 0
+	}
+	v := binary.BigEndian.Uint32(d.data)
+	d.data = d.data[4:]
+	return uint64(v)
+}
+
+// field reads what appendField wrote.
+func (d *decoder) field() string {
+	n := d.uvarint()
+	if n > uint64(len(d.data)) {
+		d.bad = true
+		return ""
+	}
+	s := string(d.data[:n])
+	d.data = d.data[n:]
+	return s
+}
