@@ -115,19 +115,25 @@ const (
 	// RoundRobinOff is RoundRobin with readahead_ttl 0 and no store: the
 	// latency read-ahead behind round robin is held to.
 	RoundRobinOff
+	// RoundRobinProxy is three plain proxies behind the same balancer,
+	// walked by _page: what the topology itself costs a proxy's CPU on
+	// this machine, beside the lone proxy, the reference of every ratio.
+	RoundRobinProxy
 )
 
 var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline",
 	NoReadahead: "gateway-ttl0", Window: "window", RoundRobin: "rr-store", RoundRobinLocal: "rr-local",
-	RoundRobinOff: "rr-ttl0"}
+	RoundRobinOff: "rr-ttl0", RoundRobinProxy: "rr-proxy"}
 
 // walksByCursor reports whether the target is a gateway, walked by cursor.
 func (t Target) walksByCursor() bool {
-	return t == Gateway || t == Baseline || t == NoReadahead || t.balanced()
+	return t == Gateway || t == Baseline || t == NoReadahead || t.balanced() && t != RoundRobinProxy
 }
 
 // balanced reports whether the target is gateways behind a balancer.
-func (t Target) balanced() bool { return t == RoundRobin || t == RoundRobinLocal || t == RoundRobinOff }
+func (t Target) balanced() bool {
+	return t == RoundRobin || t == RoundRobinLocal || t == RoundRobinOff || t == RoundRobinProxy
+}
 
 // control is the target whose p99 and CPU the target's read-ahead is
 // held to: the same gateways with readahead_ttl 0.
@@ -161,6 +167,7 @@ func init() {
 	caddyfiles[Window] = caddyfiles[Proxy]
 	caddyfiles[RoundRobinLocal] = caddyfiles[Gateway]
 	caddyfiles[RoundRobinOff] = caddyfiles[NoReadahead]
+	caddyfiles[RoundRobinProxy] = caddyfiles[Proxy]
 	caddyfiles[RoundRobin] = "http://:0 {\n\thelpdesk_gateway {\n\t\treadahead_store {store}\n\t\treadahead_store_key {store_key}\n\t}\n\treverse_proxy {backend}\n}\n"
 }
 

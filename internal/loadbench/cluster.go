@@ -188,7 +188,7 @@ func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, ro
 // one process's, or a group's (group.sample).
 func (c *cluster) sampler(target Target) func(context.Context) (groupSample, error) {
 	if g := c.groups[target]; g != nil {
-		return func(ctx context.Context) (groupSample, error) { return g.sample(ctx, c.admin) }
+		return func(ctx context.Context) (groupSample, error) { return g.sample(ctx, c.admin, target.walksByCursor()) }
 	}
 	p := c.procs[target.served()]
 	return func(ctx context.Context) (groupSample, error) {

@@ -144,13 +144,17 @@ func (rep *Report) writeBalanced(w io.Writer) {
 			ratio = fmt.Sprintf("%.3f", r.CPURatio(p))
 		}
 		off, hasOff := rep.find(RoundRobinOff, r.Clients, r.PerPage)
-		if hasOff && r.Target != RoundRobinOff {
+		if hasOff && r.Target != RoundRobinOff && r.Target != RoundRobinProxy {
 			p99 = msDelta(r.P99 - off.P99)
 		}
-		row := fmt.Sprintf("| %d | %d | %s | %s | %s | %s | %s | %.2f | %.3f | %.3f | %s | %s |",
+		calls, fetched := "—", "—" // counted by gateways only
+		if r.Target.walksByCursor() {
+			calls, fetched = fmt.Sprintf("%.3f", r.CallsPerPage()), fmt.Sprintf("%.3f", r.FetchedPerServed())
+		}
+		row := fmt.Sprintf("| %d | %d | %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |",
 			r.Clients, r.PerPage, r.Target, us(r.cpuPerRequest()), ratio, us(r.perRequest(r.StoreCPU)),
 			us(r.perRequest(r.BalancerCPU)), float64(r.StoreCommands)/float64(max(r.Requests, 1)),
-			r.CallsPerPage(), r.FetchedPerServed(), ms(r.P99), p99)
+			calls, fetched, ms(r.P99), p99)
 		if r.Target == RoundRobin {
 			p, hasProxy := rep.find(Proxy, r.Clients, r.PerPage)
 			row += " " + r.meets(p, hasProxy, off, hasOff) + " |"
@@ -162,7 +166,7 @@ func (rep *Report) writeBalanced(w io.Writer) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nBehind round robin: gateways' CPU/req is the %d gateway processes' summed with the store's (rr-store's redis-server), as a ratio to the plain proxy's; the balancer's CPU is apart. "+
+	fmt.Fprintf(w, "\nBehind round robin: gateways' CPU/req is the %d gateway processes' (rr-proxy: plain proxies') summed with the store's (rr-store's redis-server), as a ratio to the lone plain proxy's; the balancer's CPU is apart. "+
 		"Issue 33's targets (rr-store): calls/page ≤ %.2f at perPage 10 and ≤ %.2f at 100, fetched/served ≤ %.2f, CPU ratio ≤ %.1f, p99 no worse than rr-ttl0's.\n\n",
 		balancedInstances, targetCalls[10], targetCalls[100], targetFetched, targetCPU)
 	fmt.Fprintln(w, "| clients | perPage | target | gateways' CPU/req | ratio to proxy | of it the store's | balancer CPU/req | store commands/page | backend calls/page | fetched/served | p99 | p99 against rr-ttl0 | issue 33's targets |")

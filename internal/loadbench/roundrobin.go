@@ -27,7 +27,8 @@ import (
 // and the store's are what the gateway costs; the balancer's is what any
 // deployment of several instances pays, and is reported apart.
 
-// balancedInstances is the gateway processes behind the balancer.
+// balancedInstances is the gateway (or, for rr-proxy, plain proxy)
+// processes behind the balancer.
 const balancedInstances = 3
 
 // group is a balanced target's processes.
@@ -91,10 +92,10 @@ func (g *group) stop() {
 
 // sample sums the gateways' samples and adds the store's CPU to theirs:
 // its round trips are the gateway's cost. The balancer's CPU is apart.
-func (g *group) sample(ctx context.Context, client *http.Client) (groupSample, error) {
+func (g *group) sample(ctx context.Context, client *http.Client, gateways bool) (groupSample, error) {
 	var s groupSample
 	for _, p := range g.gateways {
-		ps, err := p.sample(ctx, client, true)
+		ps, err := p.sample(ctx, client, gateways)
 		if err != nil {
 			return s, err
 		}
