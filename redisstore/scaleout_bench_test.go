@@ -59,7 +59,7 @@ func randomGapIDs(n int) []string {
 // make theirs: each with its own index and learned state, its walks and
 // windows in a Store of its own on srv, with read-ahead's TTL as
 // translate's scale-out bench gives its instances.
-func sharedEngines(b *testing.B, srv *redistest.Server, n int, secret []byte) []*translate.Engine {
+func sharedEngines(b testing.TB, srv *redistest.Server, n int, secret []byte) []*translate.Engine {
 	const ttl = 2 * time.Second
 	engines := make([]*translate.Engine, n)
 	for i := range engines {
@@ -82,7 +82,7 @@ func sharedEngines(b *testing.B, srv *redistest.Server, n int, secret []byte) []
 // n, and checks that the walk is exact: every id once, in order, every
 // page full but the last. It returns the pages, calls and records
 // fetched.
-func roundRobinWalk(b *testing.B, engines []*translate.Engine, l *countedList, size int) (pages, calls, fetched int) {
+func roundRobinWalk(b testing.TB, engines []*translate.Engine, l *countedList, size int) (pages, calls, fetched int) {
 	cursor, served := "", 0
 	for ; ; pages++ {
 		pg, err := engines[pages%len(engines)].Page(context.Background(), l, translate.Request{List: "l", After: cursor, Size: size})
