@@ -33,30 +33,58 @@ import "github.com/redis/go-redis/v9"
 // a record: its id's length as a uvarint, its id, its bytes.
 
 // cutScript answers Cut in one round trip. KEYS[1] is the chain entry,
-// KEYS[2] the prefix of the list's window keys; ARGV are the run_id the
-// instance reads the store as, the page size, "1" for a Fresh page and
-// the TTL in microseconds. It returns {now} when no live entry of this
-// run continues the walk, {now, entry} when the page is not to be cut
-// (Fresh, or no window), {now, entry, ""} when the entry's window is
-// gone, {now, entry, "-"} when the walk rule or the TTL refuses it, and
-// {now, entry, meta, envelope, entries} with the page's records and the
-// one after them when it holds them.
+// KEYS[2] the prefix of the list's keys; ARGV are the run_id the
+// instance reads the store as, the page size, "1" for a Fresh page, the
+// TTL in microseconds, and the instance's time and the TTL in
+// nanoseconds. It returns {now} when no live entry of this run continues
+// the walk, {now, entry} when the page is not to be cut (Fresh, or no
+// window), {now, entry, ""} when the entry's window is gone, {now,
+// entry, "-"} when the walk rule or the TTL refuses it, and {now, entry,
+// meta, envelope, entries, written} with the page's records and the one
+// after them when it holds them.
+//
+// A page the window holds whole, with a record after it, is the walk's
+// next page as the engine will cut it: the script writes that page's
+// chain entry itself (written is 1), as walkedScript would, so that most
+// pages of a walk cost the store one round trip. The entry carries the
+// walk's read-ahead state on unchanged; its pace is taken again at the
+// next page read from the backend.
 var cutScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local c = redis.call('GET', KEYS[1])
 if not c then return {now} end
-local run, at, made, win, k = string.match(c, '^(%S+) (%d+) (%d+) (%S+) (%d+) ')
-local ttl = tonumber(ARGV[4])
-if run ~= ARGV[1] or now - tonumber(made) >= ttl then return {now} end
+local run, at, made, win, k, imade, wsize, rate, backoff =
+	string.match(c, '^(%S+) (%d+) (%d+) (%S+) (%d+) (%d+) (%d+) (%S+) (%d)$')
+local ttl, inow, ittl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+if run ~= ARGV[1] or now - tonumber(made) >= ttl or inow - tonumber(imade) >= ittl then return {now} end
 if ARGV[3] == '1' or win == '-' then return {now, c} end
-local wk = KEYS[2] .. win
+local wk = KEYS[2] .. 'w:' .. win
 local meta = redis.call('LINDEX', wk, 0)
 if not meta then return {now, c, ''} end
-local wrun, wat = string.match(meta, '^(%S+) (%d+) ')
-if wrun ~= run or tonumber(wat) < tonumber(at) or now - tonumber(wat) >= ttl then return {now, c, '-'} end
+local wrun, wat, wimade = string.match(meta, '^(%S+) (%d+) (%d+) ')
+if wrun ~= run or tonumber(wat) < tonumber(at) or now - tonumber(wat) >= ttl or inow - tonumber(wimade) >= ittl then
+	return {now, c, '-'}
+end
+local size = tonumber(ARGV[2])
 local from = 2 + tonumber(k)
-return {now, c, meta, redis.call('LINDEX', wk, 1), redis.call('LRANGE', wk, from, from + tonumber(ARGV[2]))}
+local recs = redis.call('LRANGE', wk, from, from + size)
+local written = 0
+if #recs == size + 1 then
+	local e = recs[size]
+	local b1 = string.byte(e, 1)
+	local n, o = b1, 2
+	if b1 >= 128 then n, o = b1 - 128 + string.byte(e, 2) * 128, 3 end
+	local key = KEYS[2] .. 'c:' .. string.sub(e, o, o + n - 1)
+	local old = redis.call('GET', key)
+	local oat = old and string.match(old, '^' .. run .. ' (%d+) ')
+	if not (oat and tonumber(oat) > tonumber(wat)) then
+		redis.call('SET', key, run .. ' ' .. wat .. ' ' .. t[1] .. string.sub('00000' .. t[2], -6) .. ' ' .. win .. ' ' ..
+			(tonumber(k) + size) .. ' ' .. ARGV[5] .. ' ' .. wsize .. ' ' .. rate .. ' ' .. backoff, 'PX', math.floor(ttl / 1000))
+	end
+	written = 1
+end
+return {now, c, meta, redis.call('LINDEX', wk, 1), recs, written}
 `)
 
 // walkedScript records a page in one round trip, atomically. KEYS[1] is

@@ -66,7 +66,8 @@ type Config struct {
 	// records (the answer's envelope and headers), as bytes, from the
 	// window's Source; false keeps no window of that answer.
 	Encode func(source any) ([]byte, bool)
-	// Decode makes the Source of a window read back, from Encode's bytes.
+	// Decode makes the Source of a window read back, from Encode's bytes;
+	// nil (bytes it cannot read) serves no page from that window.
 	Decode func([]byte) any
 	// OnError, when set, is called for each store call that failed (op is
 	// "cut" or "walked"); OnState on each change between up and down, with

@@ -79,7 +79,7 @@ func (l *list) counts() (calls, fetched int) {
 const secret = "0123456789abcdef-test-secret"
 
 // newStore returns a store on srv for one instance.
-func newStore(t *testing.T, srv *redistest.Server, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
+func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
 	t.Helper()
 	cfg := redisstore.Config{
 		URL: srv.URL(), Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: translate.Numeric,
@@ -161,31 +161,73 @@ func TestWalkAcrossInstances(t *testing.T) {
 	}
 }
 
-// TestBackToBackWalksUnderChurn: a second walk of the same caller right
-// after a first, through the same page boundaries on other instances,
-// with records inserted before it began and between its pages: every
-// record that existed for the whole walk appears, although the first
-// walk's windows, read before the second began, are still live.
+// TestBackToBackWalksUnderChurn: one caller walks a list again and
+// again through three instances, round robin, with records inserted
+// ahead of its cursor as it goes: every walk serves every record that
+// existed when it began, although windows of the walks before it are
+// still live and may hold the same cursors. Without the store the same
+// walks lose records: an instance continues a cursor from its own chain
+// entry of an earlier walk, unaware that another instance served the
+// page that ended there since, and cuts the page from a window read
+// before the walk began (docs/operating.md, "Behind a balancer").
 func TestBackToBackWalksUnderChurn(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, size := range []int{7, 100} {
 		t.Run(fmt.Sprintf("perPage=%d", size), func(t *testing.T) {
-			l := newList(3000, 10)
-			engines := instances(t, srv, 3, 30*time.Second)
-			name := fmt.Sprintf("tickets|%d", size)
-			first := walk(t, engines, l, name, size, nil)
-			require.Equal(t, l.snapshot(), first)
-			next := 100_000
-			for i := 1; i < len(l.ids); i += 10 { // before the second walk: in every page of it
-				l.insert(l.ids[i] + 1)
+			shared := instances(t, srv, 3, 30*time.Second)
+			alone := make([]*translate.Engine, 3)
+			for i := range alone {
+				alone[i] = &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
+					Lists: translate.NewMemoryStore(translate.Numeric, 30*time.Second, 64<<20)}
 			}
-			before := l.snapshot()
-			second := walk(t, engines, l, name, size, func(int) { l.insert(next); next++ })
-			after := l.snapshot()
-			assert.Subset(t, second, before, "every record that existed when the walk began is served")
-			assert.True(t, slices.IsSortedFunc(second, func(a, b string) int { return translate.Numeric.Compare(a, b) }), "ascending, no repeat")
-			assert.Subset(t, after, second)
+			for _, tc := range []struct {
+				engines []*translate.Engine
+				shared  bool
+			}{{shared, true}, {alone, false}} {
+				if !tc.shared && size != 7 {
+					continue // the control loses records at 7 a page; at 100 its windows happen not to serve
+				}
+				l := newList(3100, 10) // not a multiple of three pages
+				lost := 0
+				for round := range 8 {
+					before := l.snapshot()
+					ids := walkRound(t, tc.engines, l, fmt.Sprintf("tickets|%d", size), size, round)
+					require.True(t, slices.IsSortedFunc(ids, translate.Numeric.Compare), "ascending, no repeat")
+					for _, id := range before {
+						if _, ok := slices.BinarySearchFunc(ids, id, translate.Numeric.Compare); !ok {
+							lost++
+						}
+					}
+				}
+				if tc.shared {
+					assert.Zero(t, lost, "records that existed for the whole walk and were not served")
+				} else {
+					t.Logf("without the store: %d records lost over 8 walks", lost)
+					assert.Positive(t, lost, "the control: without the store these walks read the past (if this holds no more, the test lost its teeth)")
+				}
+			}
 		})
+	}
+}
+
+// walkRound is one walk of TestBackToBackWalksUnderChurn: page i on
+// engine (i+round) mod 3, a record inserted ahead of the cursor before
+// each page.
+func walkRound(t *testing.T, engines []*translate.Engine, l *list, name string, size, round int) []string {
+	var ids []string
+	req := translate.Request{List: name, Size: size}
+	for page := 0; ; page++ {
+		if req.After != "" {
+			n, _ := strconv.Atoi(req.After)
+			l.insert(n + 3*size + 3 + round)
+		}
+		pg, err := engines[(page+round)%len(engines)].Page(context.Background(), l, req)
+		require.NoError(t, err)
+		ids = append(ids, pg.IDs...)
+		if !pg.More {
+			return ids
+		}
+		req.After = pg.IDs[len(pg.IDs)-1]
 	}
 }
 

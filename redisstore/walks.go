@@ -15,10 +15,12 @@ import (
 
 // ref is a window's reference in this store: the window's name and the
 // index in it of the first record a view read back holds, so that the
-// chain entry of a page cut from the view points past the page.
+// chain entry of a page cut from the view points past the page; written
+// says cutScript wrote that entry already.
 type ref struct {
-	win  string
-	base int
+	win     string
+	base    int
+	written bool
 }
 
 // Cut implements translate.WalkStore: one round trip, the walk rule's
@@ -43,8 +45,8 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 	if !s.forgetLost(ctx) {
 		return c
 	}
-	res, err := cutScript.Run(ctx, s.client, []string{base + "c:" + q.After, base + "w:"},
-		run, q.Size, fresh, s.cfg.TTL.Microseconds()).Slice()
+	res, err := cutScript.Run(ctx, s.client, []string{base + "c:" + q.After, base},
+		run, q.Size, fresh, s.cfg.TTL.Microseconds(), strconv.FormatInt(q.Now.UnixNano(), 10), s.cfg.TTL.Nanoseconds()).Slice()
 	if err != nil {
 		s.failed("cut", err)
 		return c
@@ -86,10 +88,11 @@ func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok 
 		}
 		return c, true
 	}
-	if len(res) != 5 {
+	if len(res) != 6 {
 		return c, false
 	}
-	w, err := s.view(res[2], res[3], res[4], e, q)
+	written, _ := res[5].(int64)
+	w, err := s.view(res[2], res[3], res[4], e, q, written == 1)
 	if err != nil {
 		return c, false
 	}
@@ -105,7 +108,7 @@ func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok 
 // window ends) a window the engine cuts from at 0. nil when this
 // instance's clock says the window is past its TTL or it holds nothing
 // after the cursor.
-func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery) (*translate.StoredWindow, error) {
+func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
 	meta, _ := metaV.(string)
 	env, _ := envV.(string)
 	raw, _ := entriesV.([]any)
@@ -149,7 +152,11 @@ func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery) (
 	if o.Compare(d.IDs[0], q.After) <= 0 || !m.fromStart && o.Compare(q.After, m.floor) < 0 {
 		return nil, nil // not what the entry said: read from the backend
 	}
-	return translate.NewStoredWindow(d, s.cfg.Decode([]byte(env)), ref{win: e.win, base: e.k}), nil
+	src := s.cfg.Decode([]byte(env))
+	if src == nil {
+		return nil, nil // an envelope this instance cannot read: from the backend
+	}
+	return translate.NewStoredWindow(d, src, ref{win: e.win, base: e.k, written: written}), nil
 }
 
 // Walked implements translate.WalkStore: the page's chain entry and the
@@ -209,7 +216,12 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 			p.Walk.Size, p.Walk.Backoff = max(p.Walk.Size/2, 1), true
 		}
 	} else if r, ok := fromRef(p.From); ok && p.Window == nil {
-		win, k = r.win, r.base+after(s.cfg.Order, p.From.Data().IDs, p.Last)
+		ids := p.From.Data().IDs
+		i := after(s.cfg.Order, ids, p.Last)
+		if r.written && i == len(ids)-1 {
+			return // the page cut whole from the view: cutScript wrote its entry
+		}
+		win, k = r.win, r.base+i
 	}
 	args[2] = fmt.Sprintf("%s %d %d %d %s %d", win, k, p.Now.UnixNano(), p.Walk.Size,
 		strconv.FormatFloat(p.Walk.Rate, 'g', 6, 64), b2i(p.Walk.Backoff))
