@@ -12,6 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/helpdesk-gateway/gateway/redisstore"
 )
 
 func init() {
@@ -230,7 +232,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return fmt.Errorf("%v, at %s", err, at["drop_envelope_members"])
 	}
 	if g.ReadaheadStore != "" && g.ReadaheadStoreKey == "" {
-		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance, at %s", minStoreKey, at["readahead_store"])
+		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance, at %s", redisstore.MinSecret, at["readahead_store"])
 	}
 	var oe *optionError
 	if err := g.checkDialect(); errors.As(err, &oe) {

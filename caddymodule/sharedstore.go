@@ -7,9 +7,7 @@ package caddymodule
 // composed from, on whichever instance serves the page.
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -24,10 +22,6 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/redisstore"
 )
-
-// minStoreKey is the shortest readahead_store_key accepted: the key of an
-// HMAC-SHA256 naming every caller's entries, so it must not be guessable.
-const minStoreKey = 16
 
 // composer is what a page is composed from beside its records: the
 // backend headers of the answer it starts in, and the envelope its
@@ -89,7 +83,7 @@ func (g *Gateway) checkStoreOptions() error {
 		}
 	}
 	if g.ReadaheadStoreKey == "" {
-		return errors.New("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least 16 bytes, the same on every instance")
+		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance", redisstore.MinSecret)
 	}
 	return nil
 }
@@ -114,8 +108,8 @@ func (g *Gateway) openStore() error {
 		return err
 	}
 	key := repl.ReplaceAll(g.ReadaheadStoreKey, "")
-	if len(key) < minStoreKey {
-		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), minStoreKey)
+	if len(key) < redisstore.MinSecret {
+		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), redisstore.MinSecret)
 	}
 	ttl := time.Duration(*g.ReadaheadTTL)
 	if ttl == 0 {
@@ -142,7 +136,8 @@ func (g *Gateway) openStore() error {
 		OnState: g.storeStateLogger(host),
 	})
 	if err != nil {
-		return fmt.Errorf("readahead_store %q: %v", u.Redacted(), err)
+		// Its errors name the option already, and never the password.
+		return fmt.Errorf("readahead_store %q: %s", u.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
 	}
 	g.store = &sharedStore{Store: store}
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
@@ -188,9 +183,8 @@ func (g *Gateway) closeStore() {
 // on, each name and value framed by its length, then the envelope's
 // split (4 bytes, big-endian) and the envelope (legacy's AppendEnvelope).
 // The headers go by name, sorted, so that an answer encodes to the same
-// bytes each time.
-// Only backend response headers and body bytes: never a query or a
-// request header, so nothing of the caller's credentials.
+// bytes each time. Only backend response headers and body bytes: never a
+// query or a request header, so nothing of the caller's credentials.
 const windowEncoding = 1
 
 // encodeWindow is the store's Encode: what composing pages from a
@@ -206,7 +200,7 @@ func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
 		header = a.answer.header
 		env, at = a.body.AppendEnvelope(nil)
 	case *sharedAnswer:
-		header, env, at = a.header, a.env, a.at
+		header, env, at = a.header, []byte(a.env), a.at
 	default:
 		return nil, false
 	}
@@ -248,10 +242,12 @@ func (g *Gateway) pageKeeps(k string) bool {
 
 // sharedAnswer is a window's answer as the shared store gave it back:
 // its headers and envelope (encodeWindow). It is read by every request
-// the window serves, so its pages are always composed in a pooled buffer.
+// the window serves, so its pages are always composed in a pooled
+// buffer, and nothing of it is ever written: its header values are
+// slices of one string, capped so that an append copies them.
 type sharedAnswer struct {
 	header http.Header
-	env    []byte
+	env    string
 	at     int // where the records array goes in env
 }
 
@@ -277,18 +273,24 @@ func (s *sharedAnswer) page(records [][]byte) (out []byte, buf *[]byte) {
 }
 
 // decodeWindow is the store's Decode: encodeWindow's bytes made a
-// composer again. Bytes it cannot read whole (another version, or
-// damaged) give nil, which the store takes as no window: the page is then
-// read from the backend.
+// composer again, from one copy of them (the store's bytes are its own,
+// and the answer lives as long as the window serves). Bytes it cannot
+// read whole (another version, or damaged), or holding a header no
+// backend answer could have carried, give nil, which the store takes as
+// no window: the page is then read from the backend.
 func decodeWindow(data []byte) any {
-	d := decoder{data: data}
+	d := decoder{data: string(data)}
 	if d.byte() != windowEncoding {
 		return nil
 	}
+	// Each header takes two bytes at least, each value one.
 	n := d.uvarint()
-	if n > uint64(len(d.data)) { // each header takes a byte at least
+	if n > uint64(len(d.data)/2) {
 		return nil
 	}
+	// Most headers have one value: one array holds them all, and one
+	// with more grows it (slices of the old array stay as they are).
+	values := make([]string, 0, n+2)
 	s := &sharedAnswer{header: make(http.Header, n)}
 	for range n {
 		k := d.field()
@@ -296,28 +298,30 @@ func decodeWindow(data []byte) any {
 		if m > uint64(len(d.data)) {
 			return nil
 		}
-		v := make([]string, 0, m)
-		for range m {
-			v = append(v, d.field())
+		if !validHeaderName(k) {
+			return nil // not a header a backend sent
 		}
-		s.header[k] = v
+		from := len(values)
+		for range m {
+			v := d.field()
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return nil
+			}
+			values = append(values, v)
+		}
+		s.header[k] = values[from:len(values):len(values)]
 	}
 	at := d.uint32()
 	if d.bad || at > uint64(len(d.data)) {
 		return nil
 	}
-	// A copy: the store's bytes are its own, and the answer lives as
-	// long as the window serves.
-	s.env, s.at = bytes.Clone(d.data), int(at)
-	if s.env == nil {
-		s.env = []byte{}
-	}
+	s.env, s.at = d.data, int(at)
 	return s
 }
 
 // decoder reads encodeWindow's bytes; a read past their end sets bad.
 type decoder struct {
-	data []byte
+	data string
 	bad  bool
 }
 
@@ -332,13 +336,17 @@ func (d *decoder) byte() byte {
 }
 
 func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.data)
-	if n <= 0 {
-		d.bad = true
-		return 0
+	var v uint64
+	for i := 0; i < len(d.data) && i < binary.MaxVarintLen64; i++ {
+		c := d.data[i]
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			d.data = d.data[i+1:]
+			return v
+		}
 	}
-	d.data = d.data[n:]
-	return v
+	d.bad = true
+	return 0
 }
 
 func (d *decoder) uint32() uint64 {
@@ -346,9 +354,9 @@ func (d *decoder) uint32() uint64 {
 		d.bad = true
 		return 0
 	}
-	v := binary.BigEndian.Uint32(d.data)
+	v := uint64(d.data[0])<<24 | uint64(d.data[1])<<16 | uint64(d.data[2])<<8 | uint64(d.data[3])
 	d.data = d.data[4:]
-	return uint64(v)
+	return v
 }
 
 // field reads what appendField wrote.
@@ -358,7 +366,7 @@ func (d *decoder) field() string {
 		d.bad = true
 		return ""
 	}
-	s := string(d.data[:n])
+	s := d.data[:n]
 	d.data = d.data[n:]
 	return s
 }

@@ -91,6 +91,8 @@ func TestProvisionStoreErrors(t *testing.T) {
 		{Gateway{ReadaheadStore: "{env.HELPDESK_TEST_STORE_URL}", ReadaheadStoreKey: storeKey},
 			`readahead_store "http://u:xxxxx@127.0.0.1:6379/0": the scheme is not redis or rediss`},
 		{Gateway{ReadaheadStore: "unix:///run/redis.sock", ReadaheadStoreKey: storeKey}, "the scheme is not redis or rediss"},
+		{Gateway{ReadaheadStore: "redis://u:s3cret@127.0.0.1:6379/0?bogus=1", ReadaheadStoreKey: storeKey},
+			`readahead_store "redis://u:xxxxx@127.0.0.1:6379/0?bogus=1": redis: unexpected option: bogus`},
 		{Gateway{ReadaheadStoreTimeout: caddy.Duration(-time.Millisecond)}, "readahead_store_timeout: -1ms is negative; leave it out for 50ms"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
@@ -280,6 +282,7 @@ func TestDecodeWindowRefusesDamage(t *testing.T) {
 	f, _ := fetchAnswer(t, g, `{"page":1,"data":[{"id":1},{"id":2},{"id":3}],"total":3}`, http.Header{"X-Total-Count": {"3"}})
 	good := mustEncode(t, g, f.read[0])
 	require.NotNil(t, decodeWindow(good))
+	require.NotNil(t, decodeWindow([]byte{windowEncoding, 1, 1, 'X', 1, 1, 'v', 0, 0, 0, 0}), "the damaged ones below, undamaged")
 	for name, data := range map[string][]byte{
 		"empty":           nil,
 		"another version": append([]byte{windowEncoding + 1}, good[1:]...),
@@ -287,6 +290,8 @@ func TestDecodeWindowRefusesDamage(t *testing.T) {
 		"no split":        good[:len(good)-len(`{"data":,"total":3}`)-2],
 		"split past end":  append(append([]byte{}, good[:len(good)-len(`{"data":,"total":3}`)-4]...), 0xff, 0xff, 0xff, 0xff),
 		"huge count":      {windowEncoding, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"header name":     {windowEncoding, 1, 3, 'X', ':', 'Y', 1, 1, 'v', 0, 0, 0, 0},
+		"header value":    {windowEncoding, 1, 1, 'X', 1, 3, 'a', '\n', 'b', 0, 0, 0, 0},
 	} {
 		assert.Nil(t, decodeWindow(data), name)
 	}
@@ -356,4 +361,54 @@ func TestAdminShowsStore(t *testing.T) {
 			assert.Equal(t, srv.Addr(), state["addr"], "host:port, without credentials")
 		})
 	}
+}
+
+// BenchmarkSharedWindowPage is a page's cost on the instance from a
+// window the store gives back: decoding its envelope and headers, and
+// composing the page.
+func BenchmarkSharedWindowPage(b *testing.B) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: b.Context()})
+	defer cancel()
+	g := &Gateway{RecordsPath: "data"}
+	require.NoError(b, g.Provision(ctx))
+	body := `{"page":1,"data":[` + strings.Repeat(`{"id":1,"name":"a record of some length","status":"open"},`, 99) + `{"id":2}],"total":100}`
+	var a answerBuf
+	a.answer.header = http.Header{"Content-Type": {"application/json"}, "X-Total-Count": {"100"}, "Cache-Control": {"private"}, "Date": {"Thu, 26 Nov 2026 07:00:00 GMT"}}
+	require.NoError(b, a.body.ParseWithout([]byte(body), "data", "id", g.dropMembers))
+	encoded, ok := g.encodeWindow(&a)
+	require.True(b, ok)
+	records := a.body.Records[:10]
+	b.ReportAllocs()
+	for b.Loop() {
+		s := decodeWindow(encoded).(composer)
+		_, buf := s.page(records)
+		putPageBuffer(buf)
+	}
+}
+
+// FuzzDecodeWindow: whatever bytes the store holds under a window's key
+// (anyone with access to the store can write there), decoding them never
+// panics, and what it makes composes a page that starts and ends as the
+// envelope says.
+func FuzzDecodeWindow(f *testing.F) {
+	g := &Gateway{dropHeaders: map[string]bool{}}
+	var a answerBuf
+	a.answer.header = http.Header{"X-Total-Count": {"3"}, "Vary": {"Origin", "Accept"}}
+	require.NoError(f, a.body.Parse([]byte(`{"data":[{"id":1}],"total":3}`), "data", "id"))
+	good, _ := g.encodeWindow(&a)
+	f.Add(good)
+	f.Add([]byte{windowEncoding, 0, 0, 0, 0, 0})
+	f.Add([]byte{windowEncoding, 1, 1, 'X', 1, 0, 0, 0, 0, 1, '{', '}'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, ok := decodeWindow(data).(*sharedAnswer)
+		if !ok {
+			return
+		}
+		out, buf := s.page([][]byte{[]byte(`{"id":2}`)})
+		assert.Equal(t, s.env[:s.at]+`[{"id":2}]`+s.env[s.at:], string(out))
+		putPageBuffer(buf)
+		again, ok := g.encodeWindow(s)
+		require.True(t, ok)
+		assert.NotNil(t, decodeWindow(again), "a decoded window encodes again")
+	})
 }
