@@ -220,8 +220,10 @@ type Result struct {
 	// Balanced targets only: of CPU, redis-server's (RoundRobin); apart
 	// from CPU, the balancer process's, which is not the gateway's.
 	StoreCPU, BalancerCPU time.Duration
-	// RoundRobin only: the commands redis-server processed.
+	// RoundRobin only: the commands redis-server processed, and the store
+	// calls the gateways counted as failed (a deadline missed, say).
 	StoreCommands uint64
+	StoreErrors   int64
 
 	Calls   int64 // list requests that reached the backend
 	Fetched int64 // records the backend sent
@@ -338,6 +340,7 @@ func (r *Result) add(s Result) {
 	r.StoreCPU += s.StoreCPU
 	r.BalancerCPU += s.BalancerCPU
 	r.StoreCommands += s.StoreCommands
+	r.StoreErrors += s.StoreErrors
 	r.Calls += s.Calls
 	r.Fetched += s.Fetched
 }

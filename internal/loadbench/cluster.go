@@ -169,6 +169,7 @@ func (c *cluster) phase(ctx context.Context, target Target, clients, perPage, ro
 	r.Reads, r.Writes = s1.reads-s0.reads, s1.writes-s0.writes
 	r.StoreCPU, r.BalancerCPU = s1.store-s0.store, s1.front-s0.front
 	r.StoreCommands = s1.storeCommands - s0.storeCommands
+	r.StoreErrors = s1.storeErrors - s0.storeErrors
 	r.BackendCPU = be1 - be0
 	if target == Backend {
 		r.BackendCPU = r.CPU

@@ -151,9 +151,9 @@ func (rep *Report) writeBalanced(w io.Writer) {
 		if r.Target.walksByCursor() {
 			calls, fetched = fmt.Sprintf("%.3f", r.CallsPerPage()), fmt.Sprintf("%.3f", r.FetchedPerServed())
 		}
-		row := fmt.Sprintf("| %d | %d | %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |",
+		row := fmt.Sprintf("| %d | %d | %s | %s | %s | %s | %s | %.2f | %d | %s | %s | %s | %s |",
 			r.Clients, r.PerPage, r.Target, us(r.cpuPerRequest()), ratio, us(r.perRequest(r.StoreCPU)),
-			us(r.perRequest(r.BalancerCPU)), float64(r.StoreCommands)/float64(max(r.Requests, 1)),
+			us(r.perRequest(r.BalancerCPU)), float64(r.StoreCommands)/float64(max(r.Requests, 1)), r.StoreErrors,
 			calls, fetched, ms(r.P99), p99)
 		if r.Target == RoundRobin {
 			p, hasProxy := rep.find(Proxy, r.Clients, r.PerPage)
@@ -169,8 +169,8 @@ func (rep *Report) writeBalanced(w io.Writer) {
 	fmt.Fprintf(w, "\nBehind round robin: gateways' CPU/req is the %d gateway processes' (rr-proxy: plain proxies') summed with the store's (rr-store's redis-server), as a ratio to the lone plain proxy's; the balancer's CPU is apart. "+
 		"Issue 33's targets (rr-store): calls/page ≤ %.2f at perPage 10 and ≤ %.2f at 100, fetched/served ≤ %.2f, CPU ratio ≤ %.1f, p99 no worse than rr-ttl0's.\n\n",
 		balancedInstances, targetCalls[10], targetCalls[100], targetFetched, targetCPU)
-	fmt.Fprintln(w, "| clients | perPage | target | gateways' CPU/req | ratio to proxy | of it the store's | balancer CPU/req | store commands/page | backend calls/page | fetched/served | p99 | p99 against rr-ttl0 | issue 33's targets |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| clients | perPage | target | gateways' CPU/req | ratio to proxy | of it the store's | balancer CPU/req | store commands/page | store errors | backend calls/page | fetched/served | p99 | p99 against rr-ttl0 | issue 33's targets |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, row := range rows {
 		fmt.Fprintln(w, row)
 	}

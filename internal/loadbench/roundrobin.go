@@ -106,6 +106,7 @@ func (g *group) sample(ctx context.Context, client *http.Client, gateways bool) 
 		s.writes += ps.writes
 		s.calls += ps.calls
 		s.fetched += ps.fetched
+		s.storeErrors += ps.storeErrors
 	}
 	if g.store != nil {
 		var err error
