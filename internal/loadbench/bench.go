@@ -35,6 +35,10 @@ type Config struct {
 	// (a Caddy size, e.g. 64KiB); unset, Caddy's default of 4 KiB.
 	ReadBuffer string
 
+	// StoreTimeout, when set, is rr-store's readahead_store_timeout (a
+	// Caddy duration); unset, the gateway's default.
+	StoreTimeout string
+
 	// Profile, when set, receives a CPU profile of the whole run (in
 	// process only).
 	Profile io.Writer

@@ -69,7 +69,7 @@ func startProcesses(ctx context.Context, cfg Config) (_ *cluster, err error) {
 	}
 	for _, t := range cfg.Targets {
 		if t.balanced() && c.groups[t] == nil {
-			g, err := startGroup(ctx, t, bin, dir, be.url, ready, cfg.ReadBuffer)
+			g, err := startGroup(ctx, t, bin, dir, be.url, ready, cfg)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t, err)
 			}

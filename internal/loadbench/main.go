@@ -73,6 +73,7 @@ func main() {
 	flag.BoolVar(&cfg.SharedKey, "shared-key", false, "every client sends the same API key: one caller's concurrent walkers, each starting at its own part of the list (default: a key per client, each from the first page)")
 	flag.BoolVar(&cfg.Random, "random", false, "clients ask for pages at random places (the gateway by cursors they build), never continuing a walk")
 	flag.StringVar(&cfg.ReadBuffer, "read-buffer", "", "read_buffer of both proxies' reverse_proxy transport, a Caddy size such as 64KiB (default: Caddy's, 4 KiB)")
+	flag.StringVar(&cfg.StoreTimeout, "store-timeout", "", "readahead_store_timeout of rr-store's gateways, a Caddy duration such as 200ms (default: the gateway's)")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (clients and backend run in the same process, so with -targets gateway it holds them too)")
 	flag.Parse()

@@ -47,15 +47,18 @@ type groupSample struct {
 
 // startGroup starts target's gateways (with a redis-server for
 // RoundRobin) in front of backend, then the balancer in front of them.
-func startGroup(ctx context.Context, target Target, bin, dir, backend, ready, readBuffer string) (_ *group, err error) {
+func startGroup(ctx context.Context, target Target, bin, dir, backend, ready string, cfg Config) (_ *group, err error) {
 	g := &group{}
 	defer func() {
 		if err != nil {
 			g.stop()
 		}
 	}()
-	site := caddyfile(target, readBuffer)
+	site := caddyfile(target, cfg.ReadBuffer)
 	if target == RoundRobin {
+		if cfg.StoreTimeout != "" {
+			site = strings.Replace(site, "readahead_store_key {store_key}\n", "readahead_store_key {store_key}\n\t\treadahead_store_timeout "+cfg.StoreTimeout+"\n", 1)
+		}
 		if g.store, err = startRedis(ctx, dir); err != nil {
 			return nil, err
 		}
