@@ -14,8 +14,9 @@ import (
 
 // TestDocConfigExamplesValidate is `caddy validate` on the configurations
 // docs/ shows for pasting: the dialect sites and option blocks of
-// docs/backends.md, the sticky balancer and the JSON route of
-// docs/operating.md. Each adapts (warning at most that its columns are
+// docs/backends.md, the sticky balancer, the shared store (with its
+// URL and key in the environment, as it reads them) and the JSON route
+// of docs/operating.md. Each adapts (warning at most that its columns are
 // aligned, which caddy fmt would undo) and every module in it
 // provisions, so an operator who copies one gets a config Caddy loads. A
 // block of gateway options alone is tried inside a site, as it is used.
@@ -23,6 +24,8 @@ func TestDocConfigExamplesValidate(t *testing.T) {
 	site := func(block string) string {
 		return "http://:0 {\n" + block + "\treverse_proxy 127.0.0.1:9\n}\n"
 	}
+	t.Setenv("HELPDESK_STORE_URL", "rediss://hdgw:long-random-password@127.0.0.1:6380/0")
+	t.Setenv("HELPDESK_STORE_KEY", "0123456789abcdef0123456789abcdef")
 	for _, tc := range []struct {
 		example string
 		wrap    func(string) string
@@ -34,6 +37,7 @@ func TestDocConfigExamplesValidate(t *testing.T) {
 		{"keyset", site},
 		{"drop-envelope-members", site},
 		{"sticky-instances", nil},
+		{"shared-store", site},
 	} {
 		t.Run(tc.example, func(t *testing.T) {
 			text := docExample(t, tc.example)

@@ -80,6 +80,15 @@ type churnedWalks struct {
 }
 
 func startChurnedWalks(t *testing.T, e exampleBackend, records int, extra string) *churnedWalks {
+	s, _ := churnedWalksBehind(t, e, records, fmt.Sprintf(gatewaySite, e.gatewayOptions(t)+"\n\t\t"+extra), extra == "")
+	return s
+}
+
+// churnedWalksBehind is startChurnedWalks behind any Caddyfile whose
+// gateways reach the backend as {backend} and take e's options (several
+// instances behind a balancer, as scaleOutSites makes), its first site
+// the one clients ask; readahead says whether its gateways read ahead.
+func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile string, readahead bool, opts ...harness.Options) (*churnedWalks, *harness.Caddy) {
 	b := reference.New(reference.Config{Seed: 29, Records: records, MaxPerPage: e.limit, Envelope: e.envelope,
 		Paging: e.paging, ChurnPerSecond: float64(records) / 60})
 	srv := httptest.NewServer(b)
@@ -87,9 +96,9 @@ func startChurnedWalks(t *testing.T, e exampleBackend, records int, extra string
 		srv.Close()
 		b.Close()
 	})
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, e.gatewayOptions(t)+"\n\t\t"+extra), srv.URL)
-	return &churnedWalks{t: t, e: e, readahead: extra == "", b: b, url: c.URL,
-		r: rand.New(rand.NewPCG(29, uint64(records))), list: "calls"}
+	c := harness.Start(t, caddyfile, srv.URL, opts...)
+	return &churnedWalks{t: t, e: e, readahead: readahead, b: b, url: c.URL,
+		r: rand.New(rand.NewPCG(29, uint64(records))), list: "calls"}, c
 }
 
 // snapshot reads the whole list from the backend itself, by its own
@@ -176,6 +185,7 @@ type walk struct {
 	existing map[int64][]byte // the list as its first page was asked for
 	calls0   int64            // the backend's count of list calls when w began
 	calls    int64            // the backend calls w cost, once it has ended
+	refused  int              // the 503s step repeated
 }
 
 // start renews the list and reads it, then starts w: what the backend
@@ -183,9 +193,16 @@ type walk struct {
 func (s *churnedWalks) start(name string, perPage int) *walk {
 	s.b.Close() // the churn pauses, so that renew's ids stay free
 	s.renew(max(4, s.b.Len(s.list)/40), perPage)
+	w := s.begin(name, perPage)
+	s.resume()
+	return w
+}
+
+// begin starts w on the list as it is, reading it first (which pauses
+// the churn: resume starts it again, finish does).
+func (s *churnedWalks) begin(name string, perPage int) *walk {
 	w := &walk{name: name, perPage: perPage, existing: s.snapshot()}
 	w.calls0 = s.b.Requests(s.list)
-	s.resume()
 	return w
 }
 
@@ -199,6 +216,7 @@ func (s *churnedWalks) step(w *walk, headers ...string) {
 	}
 	a := get(s.t, u, headers...)
 	for try := 0; try < 5 && a.status == http.StatusServiceUnavailable; try++ {
+		w.refused++
 		a = get(s.t, u, headers...)
 	}
 	require.Equal(s.t, http.StatusOK, a.status, "%s: %s", w.name, a.body)
@@ -359,24 +377,32 @@ func TestWalksRestarted(t *testing.T) {
 // walk of 1,000 a page is over before another can start.)
 func TestWalksInterleaved(t *testing.T) {
 	eachWalkSetup(t, walkSetups{short: true, maxPerPage: 250}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
-		var (
-			walks   []*walk
-			started int
-		)
-		for started < 3 || len(walks) > 0 {
-			if started < 3 && (len(walks) == 0 || walks[len(walks)-1].pages >= max(2, pages/3)) {
-				started++
-				walks = append(walks, s.start(fmt.Sprintf("walk %d", started), perPage))
-			}
-			for _, w := range walks {
-				s.step(w)
-				if w.done {
-					s.finish(w)
-				}
-			}
-			walks = slices.DeleteFunc(walks, func(w *walk) bool { return w.done })
-		}
+		s.interleaved(perPage, pages)
 	})
+}
+
+// interleaved runs TestWalksInterleaved's three walks of the list of
+// pages at perPage, each checked as it ends, and returns them.
+func (s *churnedWalks) interleaved(perPage, pages int) []*walk {
+	var (
+		walks, all []*walk
+		started    int
+	)
+	for started < 3 || len(walks) > 0 {
+		if started < 3 && (len(walks) == 0 || walks[len(walks)-1].pages >= max(2, pages/3)) {
+			started++
+			walks = append(walks, s.start(fmt.Sprintf("walk %d", started), perPage))
+			all = append(all, walks[len(walks)-1])
+		}
+		for _, w := range walks {
+			s.step(w)
+			if w.done {
+				s.finish(w)
+			}
+		}
+		walks = slices.DeleteFunc(walks, func(w *walk) bool { return w.done })
+	}
+	return all
 }
 
 // TestWalksAlternatingWindowAndBackend: after a plain walk, the same

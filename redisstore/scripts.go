@@ -88,29 +88,31 @@ return {now, c, meta, redis.call('LINDEX', wk, 1), recs, written}
 `)
 
 // walkedScript records a page in one round trip, atomically. KEYS[1] is
-// the chain entry ("" for none), KEYS[2] the window to write ("" for
-// none). ARGV: [1] the run_id, [2] the walk rule's time of the page's
-// answers ("" when the page has none: the store's now, later than its
-// calls, which only admits fewer windows), [3] the chain entry's fields
-// after made, [4] the TTL in milliseconds, [5] the window's meta after
-// at, [6] its envelope and [7...] its entries. An entry already there
-// for the same id whose time is later stays as it is, window and all:
-// the rule then holds for every walk through that record, the later
-// walk's window serving the earlier walk too (a newer answer is never
-// the past to it).
+// the chain entry and KEYS[2] the window to write; either is KEYS[3],
+// the list's prefix (never a key of its own), when there is none, so that
+// every key the script names is the store's (an ACL user limited to
+// hdgw:* may run it). ARGV: [1] the run_id, [2] the walk rule's time of
+// the page's answers ("" when the page has none: the store's now, later
+// than its calls, which only admits fewer windows), [3] the chain entry's
+// fields after made, [4] the TTL in milliseconds, [5] the window's meta
+// after at, [6] its envelope and [7...] its entries. An entry already
+// there for the same id whose time is later stays as it is, window and
+// all: the rule then holds for every walk through that record, the later
+// walk's window serving the earlier walk too (a newer answer is never the
+// past to it).
 var walkedScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = t[1] .. string.sub('00000' .. t[2], -6)
 local at = ARGV[2]
 if at == '' then at = now end
-if KEYS[2] ~= '' then
+if KEYS[2] ~= KEYS[3] then
 	redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. at .. ' ' .. ARGV[5], ARGV[6])
 	for i = 7, #ARGV, 1000 do
 		redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 	end
 	redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
-if KEYS[1] ~= '' then
+if KEYS[1] ~= KEYS[3] then
 	local old = redis.call('GET', KEYS[1])
 	if old then
 		local orun, oat = string.match(old, '^(%S+) (%d+) ')

@@ -164,6 +164,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, opt: opt, up: true, since: time.Now()}
 	opt.DialTimeout = cfg.Timeout
+	opt.DialerRetries = 1 // a store that refuses a connection is down: no page waits out retries
 	opt.ReadTimeout = cfg.Timeout
 	opt.WriteTimeout = cfg.Timeout
 	opt.ContextTimeoutEnabled = true

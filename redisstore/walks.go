@@ -52,6 +52,12 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 		return c
 	}
 	s.answered()
+	if *s.run.Load() != run {
+		// The call reached another server than the run_id it was sent
+		// with (a restart, a restore, a failover, learned by the new
+		// connection it went through): its entries are not this run's.
+		return translate.CutResult{}
+	}
 	c, ok := s.cut(res, q)
 	if !ok {
 		s.failed("cut", fmt.Errorf("unexpected answer to the cut script: %d values", len(res)))
@@ -175,7 +181,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		return
 	}
 	base := s.listKey(list)
-	chainKey := ""
+	chainKey := base // none: see walkedScript
 	if p.More && p.Last != "" {
 		chainKey = base + "c:" + p.Last
 	}
@@ -195,7 +201,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		s.lose(chainKey, p.Now)
 		return
 	}
-	keys := []string{chainKey, ""}
+	keys := []string{chainKey, base, base}
 	args := make([]any, 6, 6+windowLen(p.Window))
 	args[0] = run
 	if !p.At.IsZero() {
@@ -225,7 +231,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 	}
 	args[2] = fmt.Sprintf("%s %d %d %d %s %d", win, k, p.Now.UnixNano(), p.Walk.Size,
 		strconv.FormatFloat(p.Walk.Rate, 'g', 6, 64), b2i(p.Walk.Backoff))
-	if chainKey == "" && keys[1] == "" {
+	if chainKey == base && keys[1] == base {
 		return
 	}
 	if err := walkedScript.Run(ctx, s.client, keys, args...).Err(); err != nil {
@@ -233,16 +239,16 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		s.failed("walked", err)
 		return
 	}
-	if keys[1] != "" {
+	if keys[1] != base {
 		s.kept.Add(1)
 	}
 	s.answered()
 }
 
 // lose remembers a chain entry a page could not write, to delete it once
-// the store answers (see Walked); "" is none.
+// the store answers (see Walked); a key without an id is none.
 func (s *Store) lose(key string, made time.Time) {
-	if key != "" {
+	if strings.Contains(key, "}:c:") {
 		s.remember([]lostEntry{{key, made}})
 	}
 }

@@ -1,13 +1,13 @@
 // Package translate holds the gateway's pure paging logic: the cursor
 // codec, the id order, and the keyset-over-offset engine that serves cursor
 // pages from a backend that only pages by offset (or, where it can filter by
-// id, by keyset), with what it keeps per list identity (liststore.go: the
-// learned page sizes and keyset trust, the walks it served and the
-// read-ahead windows that serve their next pages from memory; readahead.go
-// for the walk rule, memstore.go for the instance's own store). run.go
-// holds the span, the one kind of answer a page is cut from: a backend
-// call's or a read-ahead window's. The ticket-filter grammar lives apart,
-// in package ticketfilter: it shares nothing with paging.
+// id, by keyset). What it keeps per list identity (the learned page sizes
+// and keyset trust, the position samples, the walks it served and the
+// read-ahead windows that serve their next pages from memory) is kept in
+// package liststore, under one bound in bytes (liststore.go here names its
+// types). run.go cuts pages from the span, the one kind of answer: a
+// backend call's or a read-ahead window's. The ticket-filter grammar lives
+// apart, in package ticketfilter: it shares nothing with paging.
 //
 // It imports no Caddy code, so everything here can be tested and fuzzed
 // without a server, against an in-memory Fetcher.

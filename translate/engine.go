@@ -123,8 +123,8 @@ type Engine struct {
 	// Lists, when set, keeps what the engine learns of each list identity
 	// and, when its TTL is not 0, the walks it serves and their read-ahead
 	// windows: a walk that continues is read in larger answers, and its
-	// next pages are cut from them without a backend call (see
-	// liststore.go and readahead.go). Unset, the engine keeps its lists
+	// next pages are cut from them without a backend call (see package
+	// liststore). Unset, the engine keeps its lists
 	// in its Index's store, or a MemoryStore of its own, with read-ahead
 	// off. Set it before the first page; an Index made by Lists.Index
 	// keeps its samples in the same objects.
@@ -239,15 +239,15 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
 	walk := c.Walk
 	if c.Continues {
-		walk.pace(req, c.Made, now)
+		walk.Pace(req.Size, c.Made, now)
 	}
-	if w := c.Window; w != nil && w.holds(c.From, req.Size) {
+	if w := c.Window; w != nil && w.Holds(c.From, req.Size) {
 		pg := e.cutPage(req, w, c.From)
-		walks.Walked(ctx, req.List, e.walked(pg, w.at, now, walk, w, nil))
+		walks.Walked(ctx, req.List, e.walked(pg, w.At, now, walk, w, nil))
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
-	ahead := walk.readahead(req, c.Continues, ttl)
+	ahead := walk.Readahead(req.Size, c.Continues, ttl)
 	var (
 		pg    *Page
 		run   *StoredWindow

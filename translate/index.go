@@ -24,9 +24,10 @@ import (
 // one endpoint's search state stays small in the store it shares.
 //
 // Locks: the store's guards its map and bytes, the Index's its lists'
-// samples. The store takes the Index's while it holds its own (to drop a
-// list's samples with the list); the Index never takes the store's while
-// it holds its own, and hands the store the bytes a change cost after.
+// samples. The store takes the Index's while it holds its own (to drop or
+// thin a list's samples: liststore.Owner); the Index never takes the
+// store's while it holds its own, and hands the store the bytes a change
+// cost after (liststore.Memory.Counted).
 type Index struct {
 	order Order
 	limit int // samples, and lists holding samples, held at most
@@ -196,7 +197,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	}
 	var room [4]change // on the stack: p, and a list or two forgotten for room
 	changes := x.learnLocked(p, run, seenTo, end, a, room[:0])
-	x.store.counted(p.list, changes)
+	x.store.Counted(p.list, changes)
 }
 
 // learnLocked is learnAnswer's change to p under x.mu. It returns the

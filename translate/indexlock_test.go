@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // learnings returns how many times the index took its lock to learn.
@@ -19,24 +21,33 @@ func (x *Index) learnings() int {
 // held returns the samples x holds of list, as its store keeps them; nil
 // when none.
 func (x *Index) held(list string) *positions {
-	x.store.mu.Lock()
-	defer x.store.mu.Unlock()
-	if l := x.store.lists[list]; l != nil && l.pos != nil && l.pos.owner == x && l.pos.elem != nil {
-		return l.pos
-	}
-	return nil
+	var p *positions
+	x.store.Own(list, false, func(_ *liststore.List, o *listObj) int64 {
+		if o.pos != nil && o.pos.owner == x && o.pos.elem != nil {
+			p = o.pos
+		}
+		return 0
+	})
+	return p
 }
 
 // heldLists returns the positions of every list x holds samples of, as
 // its store keeps them.
 func (x *Index) heldLists() []*positions {
-	x.store.mu.Lock()
-	defer x.store.mu.Unlock()
+	x.mu.Lock()
+	var lists []*positions
+	for e := x.lru.Front(); e != nil; e = e.Next() {
+		lists = append(lists, e.Value.(*positions))
+	}
+	x.mu.Unlock() // the store's lock is never taken under the index's
 	var held []*positions
-	for _, l := range x.store.lists {
-		if l.pos != nil && l.pos.owner == x && l.pos.elem != nil {
-			held = append(held, l.pos)
-		}
+	for _, p := range lists {
+		x.store.Own(p.list.Key(), false, func(_ *liststore.List, o *listObj) int64 {
+			if o.pos == p {
+				held = append(held, p)
+			}
+			return 0
+		})
 	}
 	return held
 }

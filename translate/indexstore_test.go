@@ -108,8 +108,8 @@ func TestIndexKeysListsInFull(t *testing.T) {
 	assert.Equal(t, 1, hb.end, "b ended; a did not")
 	require.NotNil(t, x.held(a))
 	require.NotNil(t, x.held(b))
-	assert.Equal(t, a, x.held(a).list.key)
-	assert.Equal(t, b, x.held(b).list.key)
+	assert.Equal(t, a, x.held(a).list.Key())
+	assert.Equal(t, b, x.held(b).list.Key())
 	assert.NotSame(t, x.held(a), x.held(b))
 }
 
@@ -216,20 +216,28 @@ func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
 	}
 	wg.Wait()
 
-	s.mu.Lock()
 	var sum int64
-	for _, l := range s.lists {
-		want := listBytes + int64(len(l.key))
-		if l.pos != nil {
-			want += positionsBytes + l.pos.counted
-			assert.Equal(t, l.pos.bytes(), l.pos.counted, "%s: the store was told what its samples cost", l.key)
+	found := 0
+	for w := range 4 {
+		for i := range 40 {
+			name := fmt.Sprintf("/calls?w=%d&l=%d", w, i)
+			o := s.Own(name, false, nil)
+			if o == nil {
+				continue
+			}
+			found++
+			want := listBytes + int64(len(name))
+			if o.pos != nil {
+				want += positionsBytes + o.pos.counted
+				assert.Equal(t, o.pos.bytes(), o.pos.counted, "%s: the store was told what its samples cost", name)
+			}
+			sum += want
 		}
-		assert.Equal(t, want, l.bytes, l.key)
-		sum += l.bytes
 	}
-	assert.Equal(t, sum, s.bytes, "the store's bytes are its lists'")
-	assert.LessOrEqual(t, s.bytes, int64(64<<10))
-	s.mu.Unlock()
+	st := s.Stats()
+	assert.Equal(t, st.Lists, found, "the store holds only the walkers' lists")
+	assert.Equal(t, sum, st.Bytes, "the store's bytes are its lists'")
+	assert.LessOrEqual(t, st.Bytes, int64(64<<10))
 	lists, samples := x.Stats()
 	held := x.heldLists()
 	n := 0

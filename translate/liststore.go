@@ -1,46 +1,38 @@
 package translate
 
 import (
-	"context"
 	"sync"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
-// What the gateway keeps about a caller's list.
-//
-// A list identity (Request.List) is one caller's view of one list: the
-// endpoint, the caller's own parameters and a hash of its headers. All
-// the engine keeps of it is one object in a ListStore, under the identity
-// in full (never a hash: its windows are content) and under the store's
-// one bound in bytes:
-//
-//   - what the list's backend taught (listState): the page sizes its
-//     answers proved, and whether it keeps the keyset condition. It stays
-//     in the instance that learned it.
-//   - its position samples (positions.go): where ids were seen,
-//     where the list ended and how irregular its gaps are. They are hints
-//     that every answer verifies, not content; the endpoint's Index is a
-//     view that finds them here, and index_size bounds how many it keeps
-//     in all. They go when the store evicts the list.
-//   - its walk chains: for each page served with more after it, an entry
-//     under the page's last id that holds the time of the answer that
-//     record came from, and the walk's read-ahead size and pace. They are
-//     what lets a cursor continue a walk, and what the walk rule
-//     (readahead.go) checks a window against. An entry lives for the TTL
-//     from the page that made it.
-//   - its read-ahead windows: backend answers that hold more of the list
-//     than the page that read them, each with the time its call began.
-//     They serve for the TTL from that time.
-//
-// The store is two interfaces. ListStore is the instance's own object
-// per list (MemoryStore): the learned state and the position samples,
-// which are hints each instance learns from its own answers, and, unless
-// the engine is given another WalkStore, the walks and windows too.
-// WalkStore is the walks and their windows alone, the part a store shared
-// by several instances (redisstore) keeps: each of its methods is one
-// atomic operation on one list identity, one round trip for such a store,
-// and windows go in and out of it as plain data (WindowData) with what the
-// fetcher composes pages from (StoredWindow.Source).
+// What the engine keeps per list identity lives in package liststore, one
+// object per identity under one bound in bytes, with the walks it served
+// and their read-ahead windows. Its contract types are named here too, so
+// that the engine's API reads as one: a WalkStore (Engine.Walks, shared by
+// instances in redisstore) keeps walks and windows; a ListStore
+// (Engine.Lists) is the instance's own object per list as well.
+type (
+	WalkStore    = liststore.WalkStore
+	CutQuery     = liststore.CutQuery
+	CutResult    = liststore.CutResult
+	Walked       = liststore.Walked
+	Walk         = liststore.Walk
+	StoredWindow = liststore.StoredWindow
+	WindowData   = liststore.WindowData
+	WindowStats  = liststore.WindowStats
+)
+
+// NewStoredWindow makes a window a WalkStore read back as plain data: see
+// liststore.NewStoredWindow.
+func NewStoredWindow(d WindowData, source, ref any) *StoredWindow {
+	return liststore.NewStoredWindow(d, source, ref)
+}
+
+// ListStore is the instance's own object per list identity: the learned
+// state and the position samples, which are hints each instance learns
+// from its own answers, and the walks and windows (WalkStore).
 type ListStore interface {
 	// learned returns what the list's backend taught, made when new. It
 	// is the one piece of state an instance keeps in its own memory
@@ -50,84 +42,50 @@ type ListStore interface {
 	WalkStore
 }
 
-// WalkStore keeps the walks a gateway serves and their read-ahead
-// windows (readahead.go). A store that fails answers as one that holds
-// nothing: a page it cannot serve is read from the backend, and one it
-// cannot record makes no chain entry.
-type WalkStore interface {
-	// Cut answers a page's first question: does its cursor continue a
-	// walk (a live chain entry), and if so and the request allows, which
-	// window the walk rule admits holds the page, or its first records.
-	Cut(ctx context.Context, list string, q CutQuery) CutResult
-	// Walked records a page served: its chain entry, when more follows
-	// it, and the answer kept as a window, if any.
-	Walked(ctx context.Context, list string, w Walked)
-	// TTL is how long a window or a chain entry lives; 0 turns read-ahead
-	// off.
-	TTL() time.Duration
+// MemoryStore is the ListStore of one instance: a liststore.Memory whose
+// objects hold the engine's own part of each list (listObj: what the
+// list's backend taught, which stays in the instance that learned it, and
+// its position samples, hints the Index finds there), counted in its one
+// bound and dropped with the list. Its methods but learned and Index are
+// liststore.Memory's.
+type MemoryStore struct {
+	memory
+	order Order
 }
 
-// CutQuery is a page's first question to the store.
-type CutQuery struct {
-	After string    // the cursor id; "" for a first page or an offset
-	Size  int       // the page's records
-	Fresh bool      // the caller asked for the backend's own answer
-	Now   time.Time // when the page began
+// memory is the store MemoryStore is, named so that its field stays
+// unexported.
+type memory = liststore.Memory[listObj]
+
+// listObj is the engine's part of one list identity's object.
+type listObj struct {
+	learned listState
+	pos     *positions // the position index's samples; nil before its first learning
 }
 
-// CutResult is the store's answer to a CutQuery.
-type CutResult struct {
-	// At is the time the walk rule gives the answers this page reads
-	// (Walked.At): the time of this Cut on the store's clock, which is no
-	// later than any of the page's calls. Zero when the store took none
-	// (a first page): the store then takes its own time when it records
-	// the page, after its calls, which can only admit fewer windows.
-	At time.Time
-	// Continues says the cursor is the last record of a page the store
-	// served a live chain entry for; Walk and Made are then that entry's
-	// walk and the time its page was served.
-	Continues bool
-	Walk      Walk
-	Made      time.Time
-	// Window is the admitted window that holds records after the cursor,
-	// from its record From on: the whole page (StoredWindow.holds), or
-	// only its first records, which the engine stitches the backend's on.
-	// nil when no admitted window holds a record after the cursor.
-	Window *StoredWindow
-	From   int
+// Interface guard
+var _ ListStore = (*MemoryStore)(nil)
+
+// NewMemoryStore returns a store whose windows and chain entries live for
+// ttl and whose lists hold at most memory bytes in all. A ttl of 0 or
+// less keeps no window and no chain: read-ahead is off, and the store
+// holds the lists' learned state only.
+func NewMemoryStore(order Order, ttl time.Duration, memory int64) *MemoryStore {
+	compare := compares[Numeric]
+	if order == Lexical {
+		compare = compares[Lexical]
+	}
+	s := &MemoryStore{order: order}
+	s.Init(compare, ttl, memory, listOwner{})
+	return s
 }
 
-// Walked is a page served, as the store records it.
-type Walked struct {
-	// Last is the page's last id and More whether records followed it:
-	// only such a page makes a chain entry.
-	Last string
-	More bool
-	// At is the time of the answer the page's last record came from: a
-	// window's when the page was cut whole from one, else the page's
-	// start, which is no later than any of its calls (see the walk rule).
-	At time.Time
-	// Now is when the page began: the chain entry lives for the TTL from
-	// it.
-	Now time.Time
-	// Walk is the walk's read-ahead state after this page.
-	Walk Walk
-	// From is the window the page was cut from, whole or as a head, or
-	// nil; Window an answer of this page to keep as a window, or nil. Its
-	// bytes are set (see Engine.keep).
-	From, Window *StoredWindow
-}
+// compares are the orders' Compare as the funcs a store keeps, made once
+// so that making a store costs no closure.
+var compares = [...]func(a, b string) int{Numeric: Numeric.Compare, Lexical: Lexical.Compare}
 
-// Walk is the read-ahead state of one walk, carried from each chain
-// entry to the next.
-type Walk struct {
-	Size int     // the records the walk's last window read, page included
-	Rate float64 // records per second the walker reads, smoothed
-	// Backoff says a window of the walk was dropped mostly unread (evicted
-	// or expired): its next window is no larger than Size, which the drop
-	// halved, as an operating system's readahead backs off when its pages
-	// are dropped before they are read.
-	Backoff bool
+func (s *MemoryStore) learned(name string) *listState {
+	return &s.Own(name, true, nil).learned
 }
 
 // listState is what the engine learns of one list identity's backend:

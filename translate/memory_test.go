@@ -103,7 +103,7 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 // timer, with no traffic, and the timer stops.
 func TestPurgeEvery(t *testing.T) {
 	s := NewMemoryStore(Numeric, 20*time.Millisecond, 1<<20)
-	keepFor(s, "l", "10", &StoredWindow{span: span{ids: []string{"10", "20", "30"}, floor: "10", start: -1}}, time.Now())
+	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: []string{"10", "20", "30"}, Floor: "10", Start: -1}}, time.Now())
 	require.Equal(t, 1, s.Stats().Windows)
 	stop := s.PurgeEvery(5 * time.Millisecond)
 	assert.Eventually(t, func() bool { st := s.Stats(); return st.Windows == 0 && st.Chains == 0 },

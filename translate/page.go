@@ -94,10 +94,10 @@ func (r *pageRead) plan() Window {
 func (r *pageRead) startFrom(h head) {
 	w, ids := h.w, h.ids()
 	n := len(ids)
-	if w == nil || w.start < 0 || n == 0 || !r.p.canOverlap(w.start+len(w.ids)-1) {
+	if w == nil || w.Start < 0 || n == 0 || !r.p.canOverlap(w.Start+len(w.IDs)-1) {
 		return
 	}
-	lastOff := w.start + len(w.ids) - 1
+	lastOff := w.Start + len(w.IDs) - 1
 	h.start(r.pg)
 	r.takenOff = make([]int, 0, r.want)
 	for k := range n {
@@ -111,7 +111,7 @@ func (r *pageRead) startFrom(h head) {
 // release frees the answer of a call that gave the page nothing, once
 // the index has learned it: its ids die with it.
 func (r *pageRead) release(call int) {
-	if r.hasUnlearned && r.unlearned.call == call {
+	if r.hasUnlearned && r.unlearned.Call == call {
 		r.learnAnswer(nil)
 	}
 	if r.rel != nil {
@@ -135,16 +135,16 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	if err != nil {
 		return a, false, err
 	}
-	a = answer{span{ids: b.IDs, records: b.Records, start: w.Start, ended: v == ended || v == endedSomewhere, call: r.pg.Calls - 1}, v}
+	a = answer{span{IDs: b.IDs, Records: b.Records, Start: w.Start, Ended: v == ended || v == endedSomewhere, Call: r.pg.Calls - 1}, v}
 	p := &r.p
 	if h := p.held; h != nil {
 		// This call re-read the page before a held answer: if it still
 		// ends where it did, the held answer is adjacent.
 		p.held = nil
 		holds := p.edgeHolds(w, b) // before the re-read is released
-		r.release(a.call)
+		r.release(a.Call)
 		if !holds {
-			r.release(h.call)
+			r.release(h.Call)
 			p.belowEnd = -1
 			return a, false, nil
 		}
@@ -154,7 +154,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	if v == unplaced || v == endedSomewhere && r.offset >= 0 {
 		// Records from an offset the engine cannot know: ask again
 		// within the sizes the backend was seen to serve.
-		r.release(a.call)
+		r.release(a.Call)
 		return a, false, nil
 	}
 	r.pg.Fetched += len(b.IDs)
@@ -173,7 +173,7 @@ func (r *pageRead) learnAnswer(extra []sample) {
 	}
 	r.hasUnlearned = false
 	a := &r.unlearned
-	r.e.learn(r.req.List, a.ids, a.start, a.ended, extra)
+	r.e.learn(r.req.List, a.IDs, a.Start, a.Ended, extra)
 }
 
 // settle finds where the records after the cursor start in the answer:
@@ -182,7 +182,7 @@ func (r *pageRead) learnAnswer(extra []sample) {
 // at or below the cursor and does not start the list, or holds none after
 // it and does not end the list); the search then narrows with it.
 func (r *pageRead) settle(a answer) (below int, ok bool) {
-	start, ids := a.start, a.ids
+	start, ids := a.Start, a.IDs
 	if r.offset >= 0 {
 		return min(r.offset-start, len(ids)), true
 	}
@@ -190,7 +190,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		return r.e.Order.Compare(ids[i], r.s.cursor) > 0
 	})
 	edge := below == 0 && start > 0 && r.p.adjacent(start)
-	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.ended)
+	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.Ended)
 	if settled && edge && !r.p.edgeChecked {
 		// Adjacent only by offsets: hold it, re-read the page before.
 		held := a
@@ -200,17 +200,17 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 	r.p.edgeChecked = false
 	if a.v == endedSomewhere && (!settled || below == 0 && start > 0) {
 		// Only ids place these records; these ids do not.
-		r.release(a.call)
+		r.release(a.Call)
 		return 0, false
 	}
 	if !settled {
 		if below == len(ids) {
 			r.p.endedBelow(start, ids)
 		}
-		if r.s.observe(start, ids, below, a.ended) {
+		if r.s.observe(start, ids, below, a.Ended) {
 			r.pg.Relocations++
 		}
-		r.release(a.call) // observe kept copies of what it needs
+		r.release(a.Call) // observe kept copies of what it needs
 		return 0, false
 	}
 	return below, true
@@ -219,9 +219,9 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 // take adds the answer's records after the cursor to the page, and reports
 // whether the page is done: full with its lookahead, or at the list's end.
 func (r *pageRead) take(a answer, below int) (done bool) {
-	pg, ids, start := r.pg, a.ids, a.start
+	pg, ids, start := r.pg, a.IDs, a.Start
 	if pg.Source < 0 {
-		pg.Source = a.call
+		pg.Source = a.Call
 		if r.offset < 0 && below > 1 && !pg.IndexHit {
 			// Remember the cursor's own record, which a wide window holds
 			// inside, not at an edge: a client repeating the request
@@ -235,24 +235,24 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 	if len(pg.IDs) == 0 && take > 0 {
 		r.takenOff = make([]int, 0, r.want)
 	}
-	pg.add(ids, a.records, below, below+take)
+	pg.add(ids, a.Records, below, below+take)
 	for k := range take {
 		r.takenOff = append(r.takenOff, start+below+k)
 	}
-	return len(pg.IDs) == r.want || below+take == len(ids) && a.ended
+	return len(pg.IDs) == r.want || below+take == len(ids) && a.Ended
 }
 
 // stitch plans the page's next answer after one that ended before the
 // page did: a search from the last record taken, whose place the next
 // answer must confirm, so that the two overlap on it.
 func (r *pageRead) stitch(a answer) error {
-	start := a.start
-	r.p.endedBelow(start, a.ids)
+	start := a.Start
+	r.p.endedBelow(start, a.IDs)
 	last := len(r.pg.IDs) - 1
 	if last < 0 {
 		// Offset mode met an answer that ended before the offset without
 		// being short; read on from where it ended.
-		r.offset = start + len(a.ids)
+		r.offset = start + len(a.IDs)
 		return nil
 	}
 	if !r.p.canOverlap(r.takenOff[last]) {
@@ -277,17 +277,17 @@ func (r *pageRead) stitch(a answer) error {
 // finish cuts the page.
 func (r *pageRead) window() *StoredWindow {
 	a, below := &r.last, r.lastBelow
-	if r.ahead == 0 || r.req.After == "" || a.ids == nil || below == 0 && a.start != 0 {
+	if r.ahead == 0 || r.req.After == "" || a.IDs == nil || below == 0 && a.Start != 0 {
 		return nil
 	}
-	if len(a.ids)-below-r.lastTook < 1 && !a.ended {
+	if len(a.IDs)-below-r.lastTook < 1 && !a.Ended {
 		return nil // nothing past the page's lookahead
 	}
-	w := &StoredWindow{span: a.span}
-	if a.start == 0 {
-		w.fromStart = true
+	w := &StoredWindow{Span: a.span}
+	if a.Start == 0 {
+		w.FromStart = true
 	} else {
-		w.floor = a.ids[0]
+		w.Floor = a.IDs[0]
 	}
 	return w
 }
@@ -317,8 +317,8 @@ func (r *pageRead) finish() *Page {
 		r.learnAnswer(nil)
 		return pg
 	}
-	if a := &r.unlearned; r.hasUnlearned && a.call == pg.Source &&
-		extra[0].off >= a.start && extra[len(extra)-1].off < a.start+len(a.ids) {
+	if a := &r.unlearned; r.hasUnlearned && a.Call == pg.Source &&
+		extra[0].off >= a.Start && extra[len(extra)-1].off < a.Start+len(a.IDs) {
 		r.learnAnswer(extra)
 		return pg
 	}

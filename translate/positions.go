@@ -3,15 +3,17 @@ package translate
 import (
 	"container/list"
 	"unsafe"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // A list's position samples in its object: what the store counts of them,
 // and how the store and the list's Index hand them over. The Index
-// (index.go) reads and changes samples; the MemoryStore (memstore.go)
+// (index.go) reads and changes samples; the MemoryStore (liststore.go)
 // finds, counts and drops them with their list.
 
 // positions holds the samples of one list, ascending by id and by offset.
-// It hangs off the list's object in the store (storedList.pos), made by
+// It hangs off the list's object in the store (listObj.pos), made by
 // the first learning; its fields but owner and list are guarded by the
 // owner's mutex.
 type positions struct {
@@ -20,10 +22,10 @@ type positions struct {
 	spread  spread // how irregular the list's gaps are, from its answers
 	answers uint32 // answers learned, to measure a well-known spread rarely
 
-	owner *Index        // the index that made it; set once, under the store's lock
-	list  *storedList   // whose pos it is
-	elem  *list.Element // in owner.lru; nil while it holds nothing
-	ids   int64         // what the samples' ids cost (idCost)
+	owner *Index          // the index that made it; set once, under the store's lock
+	list  *liststore.List // whose pos it is
+	elem  *list.Element   // in owner.lru; nil while it holds nothing
+	ids   int64           // what the samples' ids cost (idCost)
 	// counted is what the store was last told the samples cost; gone says
 	// the store dropped the list, and the samples with it.
 	counted int64
@@ -42,10 +44,7 @@ func (p *positions) bytes() int64 { return int64(cap(p.samples))*sampleBytes + p
 
 // change is what a list's samples cost the store more (or less, below
 // zero) after an index changed them.
-type change struct {
-	p     *positions
-	bytes int64
-}
+type change = liststore.Change
 
 // recount adds to changes what p's samples cost more than the store was
 // last told, if anything, and tells it so. The caller holds the owner's
@@ -53,7 +52,7 @@ type change struct {
 func recount(p *positions, changes []change) []change {
 	if d := p.bytes() - p.counted; d != 0 {
 		p.counted += d
-		changes = append(changes, change{p, d})
+		changes = append(changes, change{List: p.list, Bytes: d})
 	}
 	return changes
 }
@@ -115,64 +114,39 @@ func thin(p *positions) bool {
 	return true
 }
 
-// positions returns the list's samples, made for x when new if make is
-// set, and marks the list used; nil when the list holds none (make
+// positions returns the list's samples, made for x when new if create
+// is set, and marks the list used; nil when the list holds none (create
 // unset) or another index's. Lookups and learnings of the index come
 // here first, so that a list's samples live and die with its object.
-func (s *MemoryStore) positions(name string, x *Index, make bool) *positions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.lists[name]
-	switch {
-	case l != nil:
-		s.lru.MoveToFront(l.elem)
-	case !make:
-		return nil
-	default:
-		l = s.get(name)
-	}
-	if l.pos == nil {
-		if !make {
-			return nil
+func (s *MemoryStore) positions(name string, x *Index, create bool) *positions {
+	var p *positions // read and made under the store's lock, which guards pos
+	s.Own(name, create, func(l *liststore.List, o *listObj) int64 {
+		if p = o.pos; p != nil || !create {
+			return 0
 		}
-		l.pos = &positions{owner: x, list: l, end: -1}
-		l.bytes += positionsBytes
-		s.bytes += positionsBytes
-		s.bound(l)
-	}
-	if l.pos.owner != x {
+		p = &positions{owner: x, list: l, end: -1}
+		o.pos = p
+		return positionsBytes
+	})
+	if p == nil || p.owner != x {
 		return nil // a list is one endpoint's, so of one index; never shared
 	}
-	return l.pos
+	return p
 }
 
-// counted takes the changes in bytes of the samples an index changed
-// (see recount), for the lists the store still holds, and keeps the bound
-// for the list in use.
-func (s *MemoryStore) counted(keep *storedList, changes []change) {
-	if len(changes) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range changes {
-		// A list dropped since counts nothing: its bytes left with it,
-		// before this change.
-		if l := c.p.list; s.lists[l.key] == l {
-			l.bytes += c.bytes
-			s.bytes += c.bytes
-		}
-	}
-	if s.lists[keep.key] == keep {
-		s.bound(keep)
-	}
-}
+// listOwner is what the store asks of the engine's part of a list's
+// object as it drops or thins it, with the store's lock held: it takes
+// the Index's, which the Index never holds while it waits for the
+// store's (see Index's locks).
+type listOwner struct{}
 
-// dropPositions drops l's samples from the index that holds them, as the
-// store drops l. The caller holds s.mu, which the index never waits for
-// while it holds its own.
-func (l *storedList) dropPositions() {
-	p := l.pos
+// Interface guard
+var _ liststore.Owner[listObj] = listOwner{}
+
+// Forget drops o's samples from the index that holds them, as the store
+// drops the list.
+func (listOwner) Forget(o *listObj) {
+	p := o.pos
 	if p == nil {
 		return
 	}
@@ -183,24 +157,23 @@ func (l *storedList) dropPositions() {
 	x.mu.Unlock()
 }
 
-// thin halves the samples of l, the list in use, when nothing else is
-// left to drop; false when it holds too few. The caller holds s.mu.
-func (s *MemoryStore) thin(l *storedList) bool {
-	p := l.pos
+// Thin halves the samples of o, the list in use, when nothing else is
+// left to drop; false when it holds too few.
+func (listOwner) Thin(o *listObj) (thinned bool, bytes int64) {
+	p := o.pos
 	if p == nil {
-		return false
+		return false, 0
 	}
 	x := p.owner
 	x.mu.Lock()
 	n := len(p.samples)
-	thinned := thin(p)
+	thinned = thin(p)
 	x.total -= n - len(p.samples)
 	var room [1]change
 	c := recount(p, room[:0])
 	x.mu.Unlock()
 	for _, c := range c {
-		l.bytes += c.bytes
-		s.bytes += c.bytes
+		bytes += c.Bytes
 	}
-	return thinned
+	return thinned, bytes
 }

@@ -289,7 +289,7 @@ func cutOf(c CutResult, size int) (pg *Page, isHead bool) {
 	if c.Window == nil {
 		return nil, false
 	}
-	if c.Window.holds(c.From, size) {
+	if c.Window.Holds(c.From, size) {
 		return (&Engine{}).cutPage(Request{Size: size}, c.Window, c.From), false
 	}
 	pg = &Page{Source: -1}
@@ -308,7 +308,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 		for i := range ids {
 			ids[i] = strconv.Itoa(first + i)
 		}
-		return &StoredWindow{span: span{ids: ids, floor: ids[0], start: first, ended: true}, bytes: int64(n)}
+		return storedWindow(span{IDs: ids, Floor: ids[0], Start: first, Ended: true}, int64(n))
 	}
 	probe := NewMemoryStore(Numeric, time.Second, 1<<20)
 	keepFor(probe, "a", "100", window(100, 40), now)
@@ -354,7 +354,7 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ids := []string{"10", "20", "30", "40", "50", "60"}
 	s := NewMemoryStore(Numeric, time.Second, 1<<20)
-	keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, now)
+	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: ids, Floor: "10", Start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
 	s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
@@ -394,9 +394,9 @@ func TestWindowCut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewMemoryStore(Numeric, time.Second, 1<<20)
-			w := &StoredWindow{span: span{ids: ids, fromStart: tc.fromStart, ended: tc.ended, start: -1}, bytes: 6}
+			w := storedWindow(span{IDs: ids, FromStart: tc.fromStart, Ended: tc.ended, Start: -1}, 6)
 			if !tc.fromStart {
-				w.floor = "10"
+				w.Floor = "10"
 			}
 			keepFor(s, "l", tc.after, w, now)
 			c := s.Cut(context.Background(), "l", CutQuery{After: tc.after, Size: tc.size, Now: now})
@@ -470,46 +470,5 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 				b.ReportMetric(float64(c.stepped)/float64(pageWalkStepped(n, size)), "stepped/page-walk")
 			})
 		}
-	}
-}
-
-// TestMemoryStoreFloorAfterEviction: a walk's chain entry forgotten for
-// memory must not let a window read before that walk's last page serve
-// it, when a page that began earlier keeps its window afterwards and
-// another walk's page, cut from that window, makes the same id's entry
-// again with the window's older time. Both ways an entry goes for
-// memory are covered: popped from the list in use, and gone with its
-// list.
-func TestMemoryStoreFloorAfterEviction(t *testing.T) {
-	for _, how := range []string{"popped", "with its list", "popped, then its list"} {
-		t.Run(how, func(t *testing.T) {
-			t1 := time.Unix(1_800_000_000, 0) // the earlier walk's page began
-			t2 := t1.Add(time.Millisecond)    // the later walk's page, ending at 30
-			ids := []string{"10", "20", "30", "40", "50", "60"}
-			s := NewMemoryStore(Numeric, time.Second, 1<<20)
-			s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: t2, Now: t2})
-			s.mu.Lock()
-			if how != "with its list" {
-				s.memory = s.bytes - 1
-				s.bound(s.lists["l"])
-				require.NotNil(t, s.lists["l"], "l kept, its entry popped")
-			}
-			if how != "popped" {
-				s.get("other") // the list in use; l is the least recently used
-				s.memory = s.bytes - 1
-				s.bound(s.lists["other"])
-				require.Nil(t, s.lists["l"], "l went whole")
-			}
-			s.memory = 1 << 20
-			s.mu.Unlock()
-			require.False(t, s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: t2}).Continues, "the later walk's entry is gone")
-
-			// The page that began at t1 ends now, keeping its window; a
-			// page cut from it ends at 30, as the later walk's did.
-			keepFor(s, "l", "10", &StoredWindow{span: span{ids: ids, floor: "10", start: -1}}, t1)
-			s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: t1, Now: t2.Add(time.Millisecond)})
-			c := s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: t2.Add(2 * time.Millisecond)})
-			assert.Nil(t, c.Window, "a window read before the forgotten entry's answer serves no cursor")
-		})
 	}
 }

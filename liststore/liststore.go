@@ -1,0 +1,107 @@
+// Package liststore keeps what the gateway holds per caller's list, under
+// one bound in bytes: the walks it served and their read-ahead windows,
+// and, opaque to it, the paging engine's own state of each list (package
+// translate: learned page sizes, keyset trust, position samples).
+//
+// A list identity is one caller's view of one list: the endpoint, the
+// caller's own parameters and a hash of its headers. All the gateway keeps
+// of it is one object, under the identity in full (never a hash: its
+// windows are content) and under the store's one bound in bytes:
+//
+//   - the engine's own state (Memory's type parameter): what the list's
+//     backend taught, and its position samples, which are hints that
+//     every answer verifies, not content. They stay in the instance that
+//     learned them, and go when the store evicts the list (Owner).
+//   - its walk chains: for each page served with more after it, an entry
+//     under the page's last id that holds the time of the answer that
+//     record came from, and the walk's read-ahead size and pace. They are
+//     what lets a cursor continue a walk, and what the walk rule
+//     (walk.go) checks a window against. An entry lives for the TTL from
+//     the page that made it.
+//   - its read-ahead windows: backend answers that hold more of the list
+//     than the page that read them, each with the time its call began.
+//     They serve for the TTL from that time.
+//
+// WalkStore is the walks and their windows alone, the part a store shared
+// by several instances (redisstore) keeps: each of its methods is one
+// atomic operation on one list identity, one round trip for such a store,
+// and windows go in and out of it as plain data (WindowData) with what the
+// fetcher composes pages from (StoredWindow.Source). Memory is the
+// instance's own store of every list's object.
+//
+// The package knows ids only through the compare func it is given, and
+// imports nothing of the engine: translate imports it, never the reverse.
+package liststore
+
+import (
+	"context"
+	"time"
+)
+
+// WalkStore keeps the walks a gateway serves and their read-ahead
+// windows, and keeps the walk rule (walk.go) for them. A store that fails answers as one that holds nothing: a page
+// it cannot serve is read from the backend, and one it cannot record
+// makes no chain entry.
+type WalkStore interface {
+	// Cut answers a page's first question: does its cursor continue a
+	// walk (a live chain entry), and if so and the request allows, which
+	// window the walk rule admits holds the page, or its first records.
+	Cut(ctx context.Context, list string, q CutQuery) CutResult
+	// Walked records a page served: its chain entry, when more follows
+	// it, and the answer kept as a window, if any.
+	Walked(ctx context.Context, list string, w Walked)
+	// TTL is how long a window or a chain entry lives; 0 turns read-ahead
+	// off.
+	TTL() time.Duration
+}
+
+// CutQuery is a page's first question to the store.
+type CutQuery struct {
+	After string    // the cursor id; "" for a first page or an offset
+	Size  int       // the page's records
+	Fresh bool      // the caller asked for the backend's own answer
+	Now   time.Time // when the page began
+}
+
+// CutResult is the store's answer to a CutQuery.
+type CutResult struct {
+	// At is the time the walk rule gives the answers this page reads
+	// (Walked.At): the time of this Cut on the store's clock, which is no
+	// later than any of the page's calls. Zero when the store took none
+	// (a first page): the store then takes its own time when it records
+	// the page, after its calls, which can only admit fewer windows.
+	At time.Time
+	// Continues says the cursor is the last record of a page the store
+	// served a live chain entry for; Walk and Made are then that entry's
+	// walk and the time its page was served.
+	Continues bool
+	Walk      Walk
+	Made      time.Time
+	// Window is the admitted window that holds records after the cursor,
+	// from its record From on: the whole page (Span.Holds), or only its
+	// first records, which the engine stitches the backend's on. nil when
+	// no admitted window holds a record after the cursor.
+	Window *StoredWindow
+	From   int
+}
+
+// Walked is a page served, as the store records it.
+type Walked struct {
+	// Last is the page's last id and More whether records followed it:
+	// only such a page makes a chain entry.
+	Last string
+	More bool
+	// At is the time of the answer the page's last record came from: a
+	// window's when the page was cut whole from one, else the page's
+	// start, which is no later than any of its calls (see the walk rule).
+	At time.Time
+	// Now is when the page began: the chain entry lives for the TTL from
+	// it.
+	Now time.Time
+	// Walk is the walk's read-ahead state after this page.
+	Walk Walk
+	// From is the window the page was cut from, whole or as a head, or
+	// nil; Window an answer of this page to keep as a window, or nil. Its
+	// bytes are set (StoredWindow.SetSource).
+	From, Window *StoredWindow
+}

@@ -1,0 +1,29 @@
+package translate
+
+import (
+	"context"
+	"time"
+)
+
+// What the store (package liststore) counts for a list's object, its
+// learned state and samples' handle included, and for a chain entry of a
+// one-byte id, as its Stats show them: the figures docs/operating.md
+// gives and the memory tests hold the heap to.
+var listBytes, chainBytes = storeSizes()
+
+func storeSizes() (list, chain int64) {
+	s := NewMemoryStore(Numeric, time.Hour, 1<<40)
+	s.learned("l")
+	list = s.Stats().Bytes - int64(len("l"))
+	now := time.Unix(1_800_000_000, 0)
+	s.Walked(context.Background(), "l", Walked{Last: "1", More: true, At: now, Now: now})
+	return list, s.Stats().Bytes - list - int64(len("l")) - int64(len("1"))
+}
+
+// storedWindow is a window of s that holds bytes alive, as the engine
+// keeps one (Engine.keepBytes).
+func storedWindow(s span, bytes int64) *StoredWindow {
+	w := &StoredWindow{Span: s}
+	w.SetSource(nil, bytes)
+	return w
+}
