@@ -45,7 +45,7 @@
 // rr-ttl0 with read-ahead off; rr-proxy is three plain proxies behind
 // the same balancer, what the topology costs a proxy. Issue 33's figures:
 //
-//	go run ./internal/loadbench -processes -clients 1,8 -targets proxy,rr-proxy,gateway,rr-store,rr-local,rr-ttl0 -duration 10s -rounds 5
+//	go run ./internal/loadbench -processes -clients 1,8 -targets proxy,rr-proxy,gateway,rr-store,rr-local,rr-ttl0 -read-buffer 64KiB -duration 10s -rounds 5
 package main
 
 import (
