@@ -35,6 +35,10 @@ type Config struct {
 	// (a Caddy size, e.g. 64KiB); unset, Caddy's default of 4 KiB.
 	ReadBuffer string
 
+	// StoreTimeout, when set, is rr-store's readahead_store_timeout (a
+	// Caddy duration); unset, the gateway's default.
+	StoreTimeout string
+
 	// Profile, when set, receives a CPU profile of the whole run (in
 	// process only).
 	Profile io.Writer
@@ -104,13 +108,48 @@ const (
 	// so the gateway against it is the gateway's own work, and it against
 	// the proxy is what the consistency guarantee's over-fetch costs.
 	Window
+	// RoundRobin is three gateway processes behind a fourth Caddy running
+	// reverse_proxy with lb_policy round_robin (process mode only),
+	// sharing read-ahead's walks and windows through one redis-server
+	// (readahead_store) that the bench starts: issue 33's setup.
+	RoundRobin
+	// RoundRobinLocal is RoundRobin without the store: each instance's
+	// read-ahead its own (shared-nothing), what round robin costs today.
+	RoundRobinLocal
+	// RoundRobinOff is RoundRobin with readahead_ttl 0 and no store: the
+	// latency read-ahead behind round robin is held to.
+	RoundRobinOff
+	// RoundRobinProxy is three plain proxies behind the same balancer,
+	// walked by _page: what the topology itself costs a proxy's CPU on
+	// this machine, beside the lone proxy, the reference of every ratio.
+	RoundRobinProxy
 )
 
 var targetNames = [...]string{Backend: "backend", Proxy: "proxy", Gateway: "gateway", Baseline: "baseline",
-	NoReadahead: "gateway-ttl0", Window: "window"}
+	NoReadahead: "gateway-ttl0", Window: "window", RoundRobin: "rr-store", RoundRobinLocal: "rr-local",
+	RoundRobinOff: "rr-ttl0", RoundRobinProxy: "rr-proxy"}
 
 // walksByCursor reports whether the target is a gateway, walked by cursor.
-func (t Target) walksByCursor() bool { return t == Gateway || t == Baseline || t == NoReadahead }
+func (t Target) walksByCursor() bool {
+	return t == Gateway || t == Baseline || t == NoReadahead || t.balanced() && t != RoundRobinProxy
+}
+
+// balanced reports whether the target is gateways behind a balancer.
+func (t Target) balanced() bool {
+	return t == RoundRobin || t == RoundRobinLocal || t == RoundRobinOff || t == RoundRobinProxy
+}
+
+// control is the target whose p99 and CPU the target's read-ahead is
+// held to: the same gateways with readahead_ttl 0.
+func (t Target) control() (Target, bool) {
+	switch t {
+	case Gateway:
+		return NoReadahead, true
+	case RoundRobin, RoundRobinLocal:
+		return RoundRobinOff, true
+	}
+	return 0, false
+}
 
 func (t Target) String() string { return targetNames[t] }
 
@@ -130,6 +169,10 @@ var caddyfiles = map[Target]string{
 func init() {
 	caddyfiles[Baseline] = caddyfiles[Gateway]
 	caddyfiles[Window] = caddyfiles[Proxy]
+	caddyfiles[RoundRobinLocal] = caddyfiles[Gateway]
+	caddyfiles[RoundRobinOff] = caddyfiles[NoReadahead]
+	caddyfiles[RoundRobinProxy] = caddyfiles[Proxy]
+	caddyfiles[RoundRobin] = "http://:0 {\n\thelpdesk_gateway {\n\t\treadahead_store {store}\n\t\treadahead_store_key {store_key}\n\t}\n\treverse_proxy {backend}\n}\n"
 }
 
 // caddyfile is target's site, with the transport's read buffer set when
@@ -178,6 +221,13 @@ type Result struct {
 	// Processes only: the backend process's CPU while this target was
 	// driven (for the backend target, its own), and the clients'.
 	BackendCPU, ClientCPU time.Duration
+	// Balanced targets only: of CPU, redis-server's (RoundRobin); apart
+	// from CPU, the balancer process's, which is not the gateway's.
+	StoreCPU, BalancerCPU time.Duration
+	// RoundRobin only: the commands redis-server processed, and the store
+	// calls the gateways counted as failed (a deadline missed, say).
+	StoreCommands uint64
+	StoreErrors   int64
 
 	Calls   int64 // list requests that reached the backend
 	Fetched int64 // records the backend sent
@@ -205,6 +255,15 @@ type stage interface {
 func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	if slices.Contains(cfg.Targets, Baseline) && (!cfg.Processes || cfg.Baseline == "") {
 		return nil, errors.New("the baseline target needs the process mode and a baseline binary")
+	}
+	if slices.ContainsFunc(cfg.Targets, Target.balanced) && !cfg.Processes {
+		return nil, errors.New("the rr-* targets run several Caddy processes: they need -processes")
+	}
+	if slices.Contains(cfg.Targets, RoundRobin) {
+		if _, err := redisServer(); err != nil {
+			fmt.Fprintf(log, "skipping the target rr-store: %v\n", err)
+			cfg.Targets = slices.DeleteFunc(slices.Clone(cfg.Targets), func(t Target) bool { return t == RoundRobin })
+		}
 	}
 	if cfg.Duration <= 0 || cfg.Rounds < 1 || cfg.Records < 1 || len(cfg.Clients) == 0 || len(cfg.PerPages) == 0 || len(cfg.Targets) == 0 {
 		return nil, errors.New("nothing to run: set a duration, rounds, records, clients, page sizes and targets")
@@ -282,6 +341,10 @@ func (r *Result) add(s Result) {
 	r.Writes += s.Writes
 	r.BackendCPU += s.BackendCPU
 	r.ClientCPU += s.ClientCPU
+	r.StoreCPU += s.StoreCPU
+	r.BalancerCPU += s.BalancerCPU
+	r.StoreCommands += s.StoreCommands
+	r.StoreErrors += s.StoreErrors
 	r.Calls += s.Calls
 	r.Fetched += s.Fetched
 }

@@ -365,3 +365,111 @@ func TestListIDs(t *testing.T) {
 	_, err = listIDs(t.Context(), harness.Client, srv.URL+"/calls", 2000)
 	assert.ErrorContains(t, err, "2100 records, not 2000")
 }
+
+// TestRunRoundRobin runs the balanced targets briefly, one client walking
+// so that no two pages in a row reach the same gateway: three gateway
+// processes behind a round-robin Caddy, with read-ahead shared through a
+// redis-server the bench starts (rr-store), each instance's own
+// (rr-local) and off (rr-ttl0), and plain proxies in their place
+// (rr-proxy). Only the shared store follows a walk
+// across instances; the figures are the processes' own counts. An
+// instance of rr-local serves a page from its window only when it served
+// the page before in an earlier walk within the TTL: a walk of 120 pages
+// (a multiple of the 3 instances) sends each page to the instance of the
+// same page of the walk before, and with no warm-up a target's slices
+// are more than the TTL (2s) apart.
+func TestRunRoundRobin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load bench: builds cmd/caddy, runs ten processes")
+	}
+	if _, err := redisServer(); err != nil {
+		t.Skip(err)
+	}
+	cfg := defaultConfig()
+	cfg.Processes = true
+	cfg.Targets = []Target{Proxy, RoundRobin, RoundRobinLocal, RoundRobinOff, RoundRobinProxy}
+	cfg.Duration, cfg.Rounds, cfg.Warmup = 2*time.Second, 2, 0
+	cfg.Clients, cfg.PerPages, cfg.Records = []int{1}, []int{10}, 1195
+	var log bytes.Buffer
+	rep, err := Run(t.Context(), cfg, &log)
+	require.NoError(t, err, log.String())
+	require.Len(t, rep.Results, len(cfg.Targets))
+	for _, r := range rep.Results {
+		name := r.Target.String()
+		assert.Positive(t, r.Requests, name)
+		assert.Zero(t, r.Errors, name)
+		assert.Positive(t, r.CPU, name)
+		if !r.Target.balanced() {
+			continue
+		}
+		assert.Positive(t, r.BalancerCPU, "%s: the balancer's CPU, apart", name)
+		assert.Greater(t, r.Mallocs, uint64(r.Requests), "%s: the gateways' allocations", name)
+		if r.Target == RoundRobinProxy {
+			assert.Zero(t, r.Calls+r.Fetched, "%s: counted by gateways only", name)
+			continue
+		}
+		assert.Greater(t, r.Fetched, int64(0), "%s: records fetched, from the gateways' admin endpoints", name)
+		switch r.Target {
+		case RoundRobin:
+			assert.Less(t, float64(r.Calls), 0.2*float64(r.Requests), "%s: the store follows the walk across instances", name)
+			assert.GreaterOrEqual(t, r.StoreCommands, uint64(r.Requests), "%s: a store round trip a page at least", name)
+			assert.LessOrEqual(t, r.StoreCPU, r.CPU, "%s: the store's CPU is part of the gateways'", name)
+		case RoundRobinLocal:
+			assert.GreaterOrEqual(t, float64(r.Calls), 0.9*float64(r.Requests), "%s: no page continues its instance's walk", name)
+			assert.Zero(t, r.StoreCommands, name)
+		case RoundRobinOff:
+			assert.GreaterOrEqual(t, r.Calls, r.Requests, "%s: a backend call a page at least", name)
+			assert.Greater(t, r.Fetched, r.Served, "%s: each page's cursor record and one more", name)
+		}
+	}
+	var out bytes.Buffer
+	rep.Write(&out)
+	assert.Contains(t, out.String(), "| 1 | 10 | rr-store |")
+	assert.Contains(t, out.String(), "| rr-store | rr-ttl0 | 1 | 10 |", "rr-store against read-ahead off")
+	assert.Contains(t, out.String(), "| gateways' CPU/req | ratio to proxy | of it the store's | balancer CPU/req |")
+	assert.Regexp(t, `\| 1 \| 10 \| rr-proxy \| \d+ µs \| \d\.\d{3} \| 0 µs \| \d+ µs \| 0\.00 \| 0 \| — \| — \|`, out.String())
+	assert.Regexp(t, `\| 1 \| 10 \| rr-store \|.*calls (met|MISSED), fetched (met|MISSED), CPU (met|MISSED), p99 (met|MISSED) \|`, out.String())
+}
+
+// TestRoundRobinWithoutRedis: where redis-server is missing, rr-store is
+// skipped with a message saying how to install it, and a run of nothing
+// else refuses to start.
+func TestRoundRobinWithoutRedis(t *testing.T) {
+	t.Setenv("HELPDESK_REDIS_SERVER", filepath.Join(t.TempDir(), "redis-server"))
+	cfg := defaultConfig()
+	cfg.Processes, cfg.Targets = true, []Target{RoundRobin}
+	var log bytes.Buffer
+	_, err := Run(t.Context(), cfg, &log)
+	assert.ErrorContains(t, err, "nothing to run")
+	assert.Contains(t, log.String(), "skipping the target rr-store:")
+	assert.Contains(t, log.String(), "apt-get install redis-server")
+
+	cfg.Processes, cfg.Targets = false, []Target{Proxy, RoundRobinLocal}
+	_, err = Run(t.Context(), cfg, &log)
+	assert.ErrorContains(t, err, "need -processes")
+}
+
+// TestMeets names each of issue 33's targets met or missed.
+func TestMeets(t *testing.T) {
+	proxy := Result{Requests: 100, CPU: 100 * time.Millisecond}
+	off := Result{P99: 3 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"all met at 10", Result{PerPage: 10, Requests: 100, Calls: 5, Served: 1000, Fetched: 1100, CPU: 100 * time.Millisecond, P99: 3 * time.Millisecond},
+			"calls met, fetched met, CPU met, p99 met"},
+		{"all missed at 10", Result{PerPage: 10, Requests: 100, Calls: 6, Served: 1000, Fetched: 1101, CPU: 101 * time.Millisecond, P99: 3*time.Millisecond + 1},
+			"calls MISSED, fetched MISSED, CPU MISSED, p99 MISSED"},
+		{"calls at 100", Result{PerPage: 100, Requests: 100, Calls: 25, Served: 1000, Fetched: 1000, CPU: 50 * time.Millisecond, P99: time.Millisecond},
+			"calls met, fetched met, CPU met, p99 met"},
+		{"no calls target at 37", Result{PerPage: 37, Requests: 100, Calls: 100, Served: 1000, Fetched: 1000, CPU: 50 * time.Millisecond, P99: time.Millisecond},
+			"fetched met, CPU met, p99 met"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.r.meets(proxy, true, off, true))
+		})
+	}
+	assert.Equal(t, "calls met, fetched met", Result{PerPage: 10, Requests: 1, Served: 1}.meets(Result{}, false, Result{}, false))
+}

@@ -37,6 +37,15 @@
 //
 //	go run ./internal/loadbench -processes -clients 8 -shared-key -targets proxy,gateway,gateway-ttl0 -duration 10s -rounds 5
 //	go run ./internal/loadbench -processes -clients 8 -shared-key -random -targets proxy,gateway,gateway-ttl0 -duration 10s -rounds 5
+//
+// The rr-* targets (process mode) are three gateway processes behind a
+// fourth Caddy balancing round robin: rr-store with read-ahead shared
+// through one redis-server the bench starts (skipped, saying so, where
+// redis-server is not installed), rr-local with each instance's own,
+// rr-ttl0 with read-ahead off; rr-proxy is three plain proxies behind
+// the same balancer, what the topology costs a proxy. Issue 33's figures:
+//
+//	go run ./internal/loadbench -processes -clients 1,8 -targets proxy,rr-proxy,gateway,rr-store,rr-local,rr-ttl0 -read-buffer 64KiB -duration 10s -rounds 5
 package main
 
 import (
@@ -60,10 +69,11 @@ func main() {
 	flag.DurationVar(&cfg.Warmup, "warmup", cfg.Warmup, "unmeasured load before each slice")
 	flag.StringVar(&clients, "clients", "1,8", "concurrent clients, a comma-separated list: one set of phases each")
 	flag.StringVar(&perPages, "perpage", "10,100", "page sizes, a comma-separated list: one set of phases each")
-	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline), gateway-ttl0 (the gateway with readahead_ttl 0), window (the proxy asked for the gateway's backend windows)")
+	flag.StringVar(&targets, "targets", "backend,proxy,gateway", "targets to drive, in this order: backend, proxy, gateway, baseline (see -baseline), gateway-ttl0 (the gateway with readahead_ttl 0), window (the proxy asked for the gateway's backend windows); with -processes, rr-store, rr-local, rr-ttl0 (three gateways behind a round-robin balancer: read-ahead shared through a redis-server, each its own, off), rr-proxy (three plain proxies behind it)")
 	flag.BoolVar(&cfg.SharedKey, "shared-key", false, "every client sends the same API key: one caller's concurrent walkers, each starting at its own part of the list (default: a key per client, each from the first page)")
 	flag.BoolVar(&cfg.Random, "random", false, "clients ask for pages at random places (the gateway by cursors they build), never continuing a walk")
 	flag.StringVar(&cfg.ReadBuffer, "read-buffer", "", "read_buffer of both proxies' reverse_proxy transport, a Caddy size such as 64KiB (default: Caddy's, 4 KiB)")
+	flag.StringVar(&cfg.StoreTimeout, "store-timeout", "", "readahead_store_timeout of rr-store's gateways, a Caddy duration such as 200ms (default: the gateway's)")
 	flag.IntVar(&cfg.Records, "records", cfg.Records, "records in the walked list")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (clients and backend run in the same process, so with -targets gateway it holds them too)")
 	flag.Parse()
@@ -120,7 +130,7 @@ func targetList(s string) ([]Target, error) {
 	for _, f := range strings.Split(s, ",") {
 		t, ok := parseTarget(strings.TrimSpace(f))
 		if !ok {
-			return nil, fmt.Errorf("target %q: want backend, proxy, gateway, baseline, gateway-ttl0 or window", f)
+			return nil, fmt.Errorf("target %q: want backend, proxy, gateway, baseline, gateway-ttl0, window, rr-store, rr-local, rr-ttl0 or rr-proxy", f)
 		}
 		out = append(out, t)
 	}

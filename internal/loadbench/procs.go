@@ -163,12 +163,14 @@ func (p *caddyProc) logTail() string {
 
 // procSample is what a process has used so far.
 type procSample struct {
-	cpu     time.Duration // user + system, all threads
-	alloc   uint64        // runtime.MemStats.TotalAlloc
-	mallocs uint64        // runtime.MemStats.Mallocs
-	reads   uint64        // read syscalls, all threads (/proc/<pid>/io syscr)
-	writes  uint64        // write syscalls (syscw)
-	calls   float64       // gateway only: backend calls made, from /metrics
+	cpu         time.Duration // user + system, all threads
+	alloc       uint64        // runtime.MemStats.TotalAlloc
+	mallocs     uint64        // runtime.MemStats.Mallocs
+	reads       uint64        // read syscalls, all threads (/proc/<pid>/io syscr)
+	writes      uint64        // write syscalls (syscw)
+	calls       float64       // gateway only: backend calls made, from /metrics
+	fetched     int64         // gateway only: records the backend sent it
+	storeErrors int64         // gateway only: its readahead_store's failed calls
 }
 
 // sample reads the process's CPU time from /proc and its allocation
@@ -190,6 +192,9 @@ func (p *caddyProc) sample(ctx context.Context, client *http.Client, withCalls b
 	s.alloc, s.mallocs = vars.Memstats.TotalAlloc, vars.Memstats.Mallocs
 	if withCalls {
 		if s.calls, err = p.backendCalls(ctx, client); err != nil {
+			return s, err
+		}
+		if s.fetched, s.storeErrors, err = p.gatewayCounts(ctx, client); err != nil {
 			return s, err
 		}
 	}
@@ -256,6 +261,45 @@ func (p *caddyProc) backendCalls(ctx context.Context, client *http.Client) (floa
 		}
 	}
 	return sum, nil
+}
+
+// gatewayCounts reads the gateway's admin endpoint /helpdesk/endpoints:
+// the records its backend answers held, over its cursor endpoints (the
+// process mode cannot count them at the backend), and its shared store's
+// failed calls, each a page read from the backend instead.
+func (p *caddyProc) gatewayCounts(ctx context.Context, client *http.Client) (fetched, storeErrors int64, err error) {
+	body, err := p.adminGet(ctx, client, "/helpdesk/endpoints")
+	if err != nil {
+		return 0, 0, err
+	}
+	var report struct {
+		Gateways []struct {
+			Readahead struct {
+				Store *struct {
+					Errors int64 `json:"errors"`
+				} `json:"store"`
+			} `json:"readahead"`
+			Endpoints []struct {
+				Pages *struct {
+					RecordsFetched int64 `json:"records_fetched"`
+				} `json:"pages"`
+			} `json:"endpoints"`
+		} `json:"gateways"`
+	}
+	if err := json.Unmarshal(body, &report); err != nil {
+		return 0, 0, fmt.Errorf("%s /helpdesk/endpoints: %v", p.name, err)
+	}
+	for _, g := range report.Gateways {
+		if st := g.Readahead.Store; st != nil {
+			storeErrors += st.Errors
+		}
+		for _, ep := range g.Endpoints {
+			if ep.Pages != nil {
+				fetched += ep.Pages.RecordsFetched
+			}
+		}
+	}
+	return fetched, storeErrors, nil
 }
 
 func (p *caddyProc) adminGet(ctx context.Context, client *http.Client, path string) ([]byte, error) {

@@ -1,12 +1,14 @@
 // Command plots draws the performance page's figures as SVG from the
 // output of the benchmarks that measure them, read on standard input:
 //
-//	go test ./translate -run '^$' -bench 'CostByDepth|ScaleOut' -benchtime 1x | go run ./internal/plots -out docs
+//	(go test ./translate -run '^$' -bench 'CostByDepth|ScaleOut' -benchtime 1x &&
+//	 go test ./redisstore -run '^$' -bench ScaleOut -benchtime 1x) | go run ./internal/plots -out docs
 //
 // It writes cost-by-depth.svg (BenchmarkCostByDepth: the records an
 // OFFSET/LIMIT backend steps through per page, by depth in the list) and
-// scaleout-calls.svg (BenchmarkScaleOut: backend calls per page across
-// instances). It is plain SVG written with the standard library, so the
+// scaleout-calls.svg (translate's BenchmarkScaleOut: backend calls per
+// page across instances; redisstore's, walk=shared, the instances sharing
+// read-ahead through one Redis). It is plain SVG written with the standard library, so the
 // plugin's dependency graph holds no plotting library.
 package main
 
@@ -135,6 +137,7 @@ func scaleOutCalls(results []result) string {
 		{"round_robin", "first", "round robin, first walk"},
 		{"round_robin", "second", "round robin, second walk"},
 		{"round_robin", "readahead", "round robin, read-ahead"},
+		{"round_robin", "shared", "round robin, shared (Redis)"},
 		{"sticky", "first", "sticky, first walk"},
 		{"sticky", "readahead", "sticky, read-ahead"},
 	} {
