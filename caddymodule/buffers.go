@@ -138,6 +138,16 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 	return a, bytes
 }
 
+// Lend returns the answer of one call for a shared store to copy a
+// window from (translate.WindowCopier): the answer stays the fetcher's,
+// and goes back to the pool with the request's other answers.
+func (f *fetcher) Lend(call int) (source any) {
+	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {
+		return nil
+	}
+	return f.answers[call]
+}
+
 // within reports whether s's bytes lie in raw's: an id read as written,
 // not decoded into a string of its own.
 func within(s string, raw []byte) bool {

@@ -243,4 +243,5 @@ var (
 	_ translate.Fetcher   = (*fetcher)(nil)
 	_ translate.Releaser  = (*fetcher)(nil)
 	_ translate.Keeper    = (*fetcher)(nil)
+	_ translate.Lender    = (*fetcher)(nil)
 )

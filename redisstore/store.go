@@ -144,7 +144,12 @@ const (
 )
 
 // Interface guard
-var _ translate.WalkStore = (*Store)(nil)
+var _ translate.WindowCopier = (*Store)(nil)
+
+// CopiesWindows implements translate.WindowCopier: Walked writes a
+// window's records and envelope to the store before it returns, and
+// keeps nothing of them.
+func (s *Store) CopiesWindows() {}
 
 // New returns a store for cfg. It does not wait for the store to answer:
 // a store down at start is one down later, costing backend calls.

@@ -135,9 +135,12 @@ func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, w
 	if m.records {
 		d.Records = make([][]byte, 0, q.Size+1)
 	}
-	// One string of entries: the ids and records are slices of one copy
-	// of it, so that a page costs two allocations, not two a record.
-	b := []byte(raw)
+	// One string of entries: the ids and records are slices of it, so
+	// that a page costs two allocations, not two a record.
+	// The string is the client's, read for this call alone: its bytes
+	// are only read, as a window's always are (the page is composed in
+	// a buffer of its own), so they are used in place.
+	b := unsafe.Slice(unsafe.StringData(raw), len(raw))
 	d.IDs = make([]string, 0, q.Size+1)
 	for len(b) > 0 {
 		id, rest, ok := field(b)

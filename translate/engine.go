@@ -36,6 +36,22 @@ type Keeper interface {
 	Keep(call int) (source any, bytes int)
 }
 
+// Lender is a Fetcher that can lend an answer's source, what Keep would
+// return, to a WindowCopier, which copies the window in Walked: the
+// answer stays the fetcher's, and goes back to its pool with the request.
+type Lender interface {
+	Lend(call int) (source any)
+}
+
+// WindowCopier is a WalkStore that copies what it keeps of a window (its
+// records, and what it needs of its Source) in Walked and holds nothing
+// of it after (redisstore): the engine then lends it the answer instead
+// of taking it from the fetcher for good.
+type WindowCopier interface {
+	WalkStore
+	CopiesWindows()
+}
+
 // Batch is one backend answer.
 type Batch struct {
 	IDs     []string // record ids, in the order the backend sent them

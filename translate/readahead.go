@@ -10,12 +10,20 @@ package translate
 // keepBytes readies the answer a page was read ahead in to be kept as a
 // window, once the fetcher has let go of its memory, and counts what it
 // keeps alive: what the Keeper says it holds, or the ids and records with
-// their headers.
+// their headers. A WindowCopier is only lent the answer (Lender): it
+// copies what it keeps in Walked, and the answer's memory goes back to
+// the fetcher's pool with the request.
 func (e *Engine) keepBytes(f Fetcher, w *StoredWindow) {
 	var (
 		source any
 		bytes  int64
 	)
+	if l, ok := f.(Lender); ok {
+		if _, copies := e.walks().(WindowCopier); copies {
+			w.SetSource(l.Lend(w.Call), 0) // copied by Walked, before the page is written
+			return
+		}
+	}
 	if k, ok := f.(Keeper); ok {
 		var n int
 		source, n = k.Keep(w.Call)
