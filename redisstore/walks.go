@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -229,7 +230,8 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 	win, k := "-", 0
 	if w := p.Window; w != nil && !p.At.IsZero() {
 		// A window needs the time of the Cut before its call.
-		if name, ok := s.window(&args, w, p); ok {
+		if name, buf, ok := s.window(&args, w, p); ok {
+			defer putEntries(buf) // the client has written it when the script returns
 			keys[1] = base + "w:" + name
 			win, k = name, after(s.cfg.Order, w.Data().IDs, p.Last)
 		} else {
@@ -271,10 +273,10 @@ func (s *Store) lose(key string, made time.Time) {
 // window appends the window's meta, envelope, offsets and entries to
 // args (see scripts.go), and returns the name it is written under; false
 // when it is not kept (too large, or the source cannot be encoded).
-func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walked) (string, bool) {
+func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walked) (string, *[]byte, bool) {
 	env, ok := s.cfg.Encode(w.Source())
 	if !ok {
-		return "", false
+		return "", nil, false
 	}
 	d := w.Data()
 	size := len(env)
@@ -285,10 +287,12 @@ func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walke
 		}
 	}
 	if s.cfg.MaxWindowBytes > 0 && int64(size) > s.cfg.MaxWindowBytes || size > math.MaxUint32 {
-		return "", false
+		return "", nil, false
 	}
-	offsets := make([]byte, 0, 4*(len(d.IDs)+1))
-	entries := make([]byte, 0, size-len(env))
+	nOff := 4 * (len(d.IDs) + 1)
+	buf := getEntries(size - len(env) + nOff)
+	all := (*buf)[:cap(*buf)]
+	offsets, entries := all[:0:nOff], all[nOff:nOff] // one buffer, two args
 	for i, id := range d.IDs {
 		offsets = binary.BigEndian.AppendUint32(offsets, uint32(len(entries)))
 		entries = binary.AppendUvarint(entries, uint64(len(id)))
@@ -303,7 +307,29 @@ func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walke
 	offsets = binary.BigEndian.AppendUint32(offsets, uint32(len(entries)))
 	*args = append((*args)[:4], fmt.Sprintf("%d %d %d %d %d %d %s", p.Now.UnixNano(), len(d.IDs), d.Start,
 		b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), d.Floor), env, offsets, entries)
-	return windowName(), true
+	return windowName(), buf, true
+}
+
+// entriesPool keeps the buffers windows are written from: a window is
+// written once and its buffer is free as soon as the client has sent it.
+var entriesPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledEntries is the largest buffer kept for reuse.
+const maxPooledEntries = 4 << 20
+
+// getEntries returns a buffer of at least n bytes from the pool.
+func getEntries(n int) *[]byte {
+	b := entriesPool.Get().(*[]byte)
+	if cap(*b) < n {
+		*b = make([]byte, 0, n)
+	}
+	return b
+}
+
+func putEntries(b *[]byte) {
+	if cap(*b) <= maxPooledEntries {
+		entriesPool.Put(b)
+	}
 }
 
 // after returns the index in ids of the first id above last.
