@@ -64,12 +64,16 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 	c, ok := s.cut(res, q)
 	if !ok {
 		s.failed("cut", fmt.Errorf("unexpected answer to the cut script: %d values", len(res)))
+		return translate.CutResult{}
 	}
 	return c
 }
 
 // cut reads cutScript's answer; false when it is not one.
 func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok bool) {
+	if len(res) == 0 {
+		return c, false // not what the script returns: another server's idea of EVALSHA
+	}
 	now, ok := res[0].(int64)
 	if !ok {
 		return c, false
@@ -286,7 +290,7 @@ func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walke
 			size += len(d.Records[i])
 		}
 	}
-	if s.cfg.MaxWindowBytes > 0 && int64(size) > s.cfg.MaxWindowBytes || size > math.MaxUint32 {
+	if s.cfg.MaxWindowBytes > 0 && int64(size) > s.cfg.MaxWindowBytes || uint64(size) > math.MaxUint32 {
 		return "", nil, false
 	}
 	nOff := 4 * (len(d.IDs) + 1)
