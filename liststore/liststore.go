@@ -39,9 +39,9 @@ import (
 )
 
 // WalkStore keeps the walks a gateway serves and their read-ahead
-// windows, and keeps the walk rule (walk.go) for them. A store that fails answers as one that holds nothing: a page
-// it cannot serve is read from the backend, and one it cannot record
-// makes no chain entry.
+// windows, and keeps the walk rule (walk.go) for them. A store that
+// fails answers as one that holds nothing: a page it cannot serve is read
+// from the backend, and one it cannot record makes no chain entry.
 type WalkStore interface {
 	// Cut answers a page's first question: does its cursor continue a
 	// walk (a live chain entry), and if so and the request allows, which
