@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/internal/redistest"
 )
 
 // Issue 33's setup, process by process: three gateway processes behind a
@@ -176,7 +176,7 @@ func startRedis(ctx context.Context, dir string) (*redisProc, error) {
 	go func() { _ = r.cmd.Wait(); close(r.done) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if out, err := r.do("PING"); err == nil && out == "+PONG" {
+		if out, err := r.do("PING"); err == nil && out == "PONG" {
 			return r, nil
 		}
 		select {
@@ -215,39 +215,5 @@ func (r *redisProc) commands() (uint64, error) {
 	return 0, fmt.Errorf("redis INFO stats: no total_commands_processed")
 }
 
-// do sends one command and returns its answer as text: a simple string
-// or error line whole, a bulk string's contents.
-func (r *redisProc) do(args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", r.addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.Write([]byte(b.String())); err != nil {
-		return "", err
-	}
-	br := bufio.NewReader(c)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	if !strings.HasPrefix(line, "$") {
-		return line, nil
-	}
-	n, err := strconv.Atoi(line[1:])
-	if err != nil || n < 0 {
-		return "", fmt.Errorf("redis: %q", line)
-	}
-	body := make([]byte, n+2)
-	if _, err := io.ReadFull(br, body); err != nil {
-		return "", err
-	}
-	return string(body[:n]), nil
-}
+// do sends one command to the store (redistest.Command).
+func (r *redisProc) do(args ...string) (string, error) { return redistest.Command(r.addr, args...) }

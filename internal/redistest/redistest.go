@@ -7,6 +7,7 @@ package redistest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -105,11 +106,15 @@ func (s *Server) Flush() {
 	}
 }
 
-// Do sends one command in the inline protocol and returns its first
-// line of answer, without the type byte (an error answer is an error).
-// Enough for PING, FLUSHALL, DBSIZE, CONFIG SET and INFO-less checks.
-func (s *Server) Do(args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+// Do sends one command to the server: see Command.
+func (s *Server) Do(args ...string) (string, error) { return Command(s.Addr(), args...) }
+
+// Command sends one command to the Redis-protocol server at addr on a
+// connection of its own and returns its answer as text: a simple string
+// or an integer without its type byte, a bulk string's contents; an error
+// answer is an error. Enough for PING, FLUSHALL, CLIENT PAUSE, INFO.
+func Command(addr string, args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return "", err
 	}
@@ -123,18 +128,29 @@ func (s *Server) Do(args ...string) (string, error) {
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		return "", err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	br := bufio.NewReader(c)
+	line, err := br.ReadString('\n')
 	if err != nil {
 		return "", err
 	}
 	line = strings.TrimRight(line, "\r\n")
-	if line == "" {
+	switch {
+	case line == "":
 		return "", fmt.Errorf("empty answer")
-	}
-	if line[0] == '-' {
+	case line[0] == '-':
 		return "", fmt.Errorf("%s", line[1:])
+	case line[0] != '$':
+		return line[1:], nil
 	}
-	return line[1:], nil
+	n, err := strconv.Atoi(line[1:])
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("redis: %q", line)
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(br, body); err != nil {
+		return "", err
+	}
+	return string(body[:n]), nil
 }
 
 // freePort returns a loopback port nothing listens on now.
