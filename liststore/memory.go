@@ -93,6 +93,11 @@ type List struct {
 // Key is the list identity l is the object of, in full.
 func (l *List) Key() string { return l.key }
 
+// Bytes is what the store counts of the list: its own and its entries',
+// the engine's object among them. Read it where the store's lock is held
+// (Own's attach).
+func (l *List) Bytes() int64 { return l.bytes }
+
 // entry is a list's object with the engine's own.
 type entry[S any] struct {
 	List

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // One place per list identity: the position index's samples live in the
@@ -221,7 +223,11 @@ func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
 	for w := range 4 {
 		for i := range 40 {
 			name := fmt.Sprintf("/calls?w=%d&l=%d", w, i)
-			o := s.Own(name, false, nil)
+			var counted int64
+			o := s.Own(name, false, func(l *liststore.List, _ *listObj) int64 {
+				counted = l.Bytes() // under the store's lock
+				return 0
+			})
 			if o == nil {
 				continue
 			}
@@ -231,7 +237,8 @@ func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
 				want += positionsBytes + o.pos.counted
 				assert.Equal(t, o.pos.bytes(), o.pos.counted, "%s: the store was told what its samples cost", name)
 			}
-			sum += want
+			assert.Equal(t, want, counted, name)
+			sum += counted
 		}
 	}
 	st := s.Stats()
