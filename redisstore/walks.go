@@ -197,7 +197,7 @@ func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, w
 // gap is stated in SECURITY.md. A page the store never hears of costs
 // only calls.
 func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
-	if s.cfg.TTL <= 0 {
+	if s.cfg.TTL <= 0 || cutWhole(s.cfg.Order, p) {
 		return
 	}
 	base := s.listKey(list)
@@ -243,12 +243,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 			p.Walk.Size, p.Walk.Backoff = max(p.Walk.Size/2, 1), true
 		}
 	} else if r, ok := fromRef(p.From); ok && p.Window == nil {
-		ids := p.From.Data().IDs
-		i := after(s.cfg.Order, ids, p.Last)
-		if r.written && i == len(ids)-1 {
-			return // the page cut whole from the view: cutScript wrote its entry
-		}
-		win, k = r.win, r.base+i
+		win, k = r.win, r.base+after(s.cfg.Order, p.From.Data().IDs, p.Last)
 	}
 	args[2] = fmt.Sprintf("%s %d %d %d %s %d", win, k, p.Now.UnixNano(), p.Walk.Size,
 		strconv.FormatFloat(p.Walk.Rate, 'g', 6, 64), b2i(p.Walk.Backoff))
@@ -264,6 +259,18 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		s.kept.Add(1)
 	}
 	s.answered()
+}
+
+// cutWhole reports whether p is a page cut whole from a view whose next
+// chain entry cutScript wrote already: most pages of a walk, which then
+// cost the store nothing more.
+func cutWhole(o translate.Order, p translate.Walked) bool {
+	r, ok := fromRef(p.From)
+	if !ok || !r.written || p.Window != nil {
+		return false
+	}
+	ids := p.From.Data().IDs
+	return after(o, ids, p.Last) == len(ids)-1
 }
 
 // lose remembers a chain entry a page could not write, to delete it once
