@@ -91,6 +91,9 @@ type Walked struct {
 	// only such a page makes a chain entry.
 	Last string
 	More bool
+	// Size is the page size asked: a shared store cuts the window's
+	// pages at it, as the walk's next pages will be asked.
+	Size int
 	// At is the time of the answer the page's last record came from: a
 	// window's when the page was cut whole from one, else the page's
 	// start, which is no later than any of its calls (see the walk rule).

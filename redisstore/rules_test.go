@@ -26,7 +26,7 @@ func page(s *redisstore.Store, list, last string, at time.Time, ids ...string) {
 	if len(ids) > 0 {
 		w = translate.NewStoredWindow(translate.WindowData{IDs: ids, Start: 0, FromStart: true}, nil, nil)
 	}
-	s.Walked(ctx, list, translate.Walked{Last: last, More: true, At: at, Now: time.Now(),
+	s.Walked(ctx, list, translate.Walked{Last: last, More: true, Size: 2, At: at, Now: time.Now(),
 		Walk: translate.Walk{Size: 40}, Window: w})
 }
 

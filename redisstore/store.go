@@ -115,6 +115,9 @@ type Store struct {
 
 	errors, served, kept atomic.Int64
 
+	name  string        // random, for the keys of this store's cuts (callName)
+	calls atomic.Uint64 // cuts made
+
 	mu        sync.Mutex
 	up        bool
 	since     time.Time
@@ -167,7 +170,7 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("readahead_store: %v", redactURLError(err, cfg.URL))
 	}
-	s := &Store{cfg: cfg, opt: opt, up: true, since: time.Now()}
+	s := &Store{cfg: cfg, opt: opt, up: true, since: time.Now(), name: windowName() + "-"}
 	opt.DialTimeout = cfg.Timeout
 	opt.DialerRetries = 1 // a store that refuses a connection is down: no page waits out retries
 	opt.ReadTimeout = cfg.Timeout

@@ -5,13 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -48,8 +49,8 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 	if !s.forgetLost(ctx) {
 		return c
 	}
-	res, err := cutScript.Run(ctx, s.client, []string{base + "c:" + q.After, base},
-		run, q.Size, fresh, s.cfg.TTL.Microseconds(), strconv.FormatInt(q.Now.UnixNano(), 10), s.cfg.TTL.Nanoseconds()).Slice()
+	res, page, err := s.cutCall(ctx, []string{base + "c:" + q.After, base, base + "q:" + s.callName()},
+		run, q.Size, fresh, s.cfg.TTL.Microseconds(), strconv.FormatInt(q.Now.UnixNano(), 10), s.cfg.TTL.Nanoseconds())
 	if err != nil {
 		s.failed("cut", err)
 		return c
@@ -61,7 +62,7 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 		// connection it went through): its entries are not this run's.
 		return translate.CutResult{}
 	}
-	c, ok := s.cut(res, q)
+	c, ok := s.cut(res, page, q)
 	if !ok {
 		s.failed("cut", fmt.Errorf("unexpected answer to the cut script: %d values", len(res)))
 		return translate.CutResult{}
@@ -69,8 +70,41 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 	return c
 }
 
-// cut reads cutScript's answer; false when it is not one.
-func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok bool) {
+// callName returns a name for one cut's page on its way, unique among
+// every instance's: this store's random name and a count.
+func (s *Store) callName() string {
+	return s.name + strconv.FormatUint(s.calls.Add(1), 36)
+}
+
+// cutCall runs cutScript and the GETDEL of the page it copies, in one
+// pipeline: the script's answer, and the page's entries ("" when the
+// script copied none).
+func (s *Store) cutCall(ctx context.Context, keys []string, args ...any) ([]any, string, error) {
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		script := cutScript.EvalSha(ctx, pipe, keys, args...)
+		if try > 0 {
+			script = cutScript.Eval(ctx, pipe, keys, args...) // loads it too
+		}
+		page := pipe.GetDel(ctx, keys[2])
+		_, _ = pipe.Exec(ctx)
+		if err := script.Err(); err != nil {
+			if try == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				continue // a store that restarted, or never ran it
+			}
+			return nil, "", err
+		}
+		if err := page.Err(); err != nil && err != redis.Nil {
+			return nil, "", err
+		}
+		res, err := script.Slice()
+		return res, page.Val(), err
+	}
+}
+
+// cut reads cutScript's answer and the page it copied; false when it is
+// not one.
+func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.CutResult, ok bool) {
 	if len(res) == 0 {
 		return c, false // not what the script returns: another server's idea of EVALSHA
 	}
@@ -101,11 +135,11 @@ func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok 
 		}
 		return c, true
 	}
-	if len(res) != 6 {
+	if len(res) != 5 {
 		return c, false
 	}
-	written, _ := res[5].(int64)
-	w, err := s.view(res[2], res[3], res[4], e, q, written == 1)
+	written, _ := res[4].(int64)
+	w, err := s.view(res[2], res[3], page, e, q, written == 1)
 	if err != nil {
 		return c, false
 	}
@@ -116,15 +150,13 @@ func (s *Store) cut(res []any, q translate.CutQuery) (c translate.CutResult, ok 
 	return c, true
 }
 
-// view makes the part of a window after the cursor that cutScript read
-// back (the page's records and the one after them, or fewer where the
-// window ends) a window the engine cuts from at 0. nil when this
-// instance's clock says the window is past its TTL or it holds nothing
-// after the cursor.
-func (s *Store) view(metaV, envV, entriesV any, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
+// view makes the page of a window that cutScript copied (the page's
+// records and the one after them, or fewer where the window ends) a
+// window the engine cuts from at 0. nil when this instance's clock says
+// the window is past its TTL or it holds nothing after the cursor.
+func (s *Store) view(metaV, envV any, raw string, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
 	meta, _ := metaV.(string)
 	env, _ := envV.(string)
-	raw, _ := entriesV.(string)
 	m, err := parseMeta(meta)
 	if err != nil {
 		return nil, err
@@ -222,7 +254,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		return
 	}
 	keys := []string{chainKey, base, base}
-	args := make([]any, 8)
+	args := make([]any, 6, 8)
 	args[0] = run
 	if !p.At.IsZero() {
 		args[1] = strconv.FormatInt(p.At.UnixMicro(), 10)
@@ -230,13 +262,17 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		args[1] = ""
 	}
 	args[3] = s.cfg.TTL.Milliseconds()
-	args[4], args[5], args[6], args[7] = "", "", "", ""
+	args[4], args[5] = "", ""
 	win, k := "-", 0
+	var pages [][]byte
 	if w := p.Window; w != nil && !p.At.IsZero() {
 		// A window needs the time of the Cut before its call.
-		if name, buf, ok := s.window(&args, w, p); ok {
-			defer putEntries(buf) // the client has written it when the script returns
+		if name, buf, ok := s.window(&args, &pages, w, p); ok {
+			defer putEntries(buf) // the client has written it when the pipeline returns
 			keys[1] = base + "w:" + name
+			for j := range pages {
+				keys = append(keys, keys[1]+":p:"+strconv.Itoa(j))
+			}
 			win, k = name, after(s.cfg.Order, w.Data().IDs, p.Last)
 		} else {
 			// Read for nothing: as a window dropped unread, back off.
@@ -250,7 +286,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 	if chainKey == base && keys[1] == base {
 		return
 	}
-	if err := walkedScript.Run(ctx, s.client, keys, args...).Err(); err != nil {
+	if err := s.walkedCall(ctx, keys, pages, args); err != nil {
 		s.lose(chainKey, p.Now)
 		s.failed("walked", err)
 		return
@@ -259,6 +295,31 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 		s.kept.Add(1)
 	}
 	s.answered()
+}
+
+// walkedCall writes a window's pages (keys[3:]) and runs walkedScript
+// after them, in one pipeline.
+func (s *Store) walkedCall(ctx context.Context, keys []string, pages [][]byte, args []any) error {
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		if try == 0 {
+			for j, pg := range pages {
+				pipe.Set(ctx, keys[3+j], pg, s.cfg.TTL)
+			}
+		}
+		script := walkedScript.EvalSha(ctx, pipe, keys, args...)
+		if try > 0 {
+			script = walkedScript.Eval(ctx, pipe, keys, args...) // loads it too
+		}
+		_, _ = pipe.Exec(ctx)
+		if err := script.Err(); err != nil {
+			if try == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				continue // the pages are written: the script again, loaded
+			}
+			return err
+		}
+		return nil
+	}
 }
 
 // cutWhole reports whether p is a page cut whole from a view whose next
@@ -281,33 +342,41 @@ func (s *Store) lose(key string, made time.Time) {
 	}
 }
 
-// window appends the window's meta, envelope, offsets and entries to
-// args (see scripts.go), and returns the name it is written under; false
-// when it is not kept (too large, or the source cannot be encoded).
-func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walked) (string, *[]byte, bool) {
+// window appends the window's meta, envelope and pages' last ids to args
+// and sets pages to its pages (see scripts.go), each a slice of one
+// pooled buffer, and returns the name it is written under; false when it
+// is not kept (too large, too many pages, nothing after the page, or a
+// source that cannot be encoded).
+func (s *Store) window(args *[]any, pages *[][]byte, w *translate.StoredWindow, p translate.Walked) (string, *[]byte, bool) {
+	d := w.Data()
+	k0, size := after(s.cfg.Order, d.IDs, p.Last), p.Size
+	if size < 1 || k0 >= len(d.IDs) || (len(d.IDs)-k0+size-1)/size > maxPages {
+		return "", nil, false
+	}
 	env, ok := s.cfg.Encode(w.Source())
 	if !ok {
 		return "", nil, false
 	}
-	d := w.Data()
-	size := len(env)
-	for i, id := range d.IDs {
-		size += len(id) + 2*binary.MaxVarintLen32
+	bytes := len(env)
+	for i := k0; i < len(d.IDs); i++ {
+		bytes += len(d.IDs[i]) + 2*binary.MaxVarintLen32
 		if d.Records != nil {
-			size += len(d.Records[i])
+			bytes += len(d.Records[i])
 		}
 	}
-	if s.cfg.MaxWindowBytes > 0 && int64(size) > s.cfg.MaxWindowBytes || uint64(size) > math.MaxUint32 {
+	if s.cfg.MaxWindowBytes > 0 && int64(bytes) > s.cfg.MaxWindowBytes {
 		return "", nil, false
 	}
-	nOff := 4 * (len(d.IDs) + 1)
-	buf := getEntries(size - len(env) + nOff)
-	all := (*buf)[:cap(*buf)]
-	offsets, entries := all[:0:nOff], all[nOff:nOff] // one buffer, two args
-	for i, id := range d.IDs {
-		offsets = binary.BigEndian.AppendUint32(offsets, uint32(len(entries)))
-		entries = binary.AppendUvarint(entries, uint64(len(id)))
-		entries = append(entries, id...)
+	// The entries from k0 on, each page a slice of them: page j holds
+	// records k0+j*size to k0+(j+1)*size, the last the next page's first,
+	// so that the engine knows a record follows the page.
+	buf := getEntries(bytes - len(env))
+	entries := (*buf)[:0]
+	starts := make([]int, 0, len(d.IDs)-k0+1)
+	for i := k0; i < len(d.IDs); i++ {
+		starts = append(starts, len(entries))
+		entries = binary.AppendUvarint(entries, uint64(len(d.IDs[i])))
+		entries = append(entries, d.IDs[i]...)
 		var r []byte
 		if d.Records != nil {
 			r = d.Records[i]
@@ -315,11 +384,27 @@ func (s *Store) window(args *[]any, w *translate.StoredWindow, p translate.Walke
 		entries = binary.AppendUvarint(entries, uint64(len(r)))
 		entries = append(entries, r...)
 	}
-	offsets = binary.BigEndian.AppendUint32(offsets, uint32(len(entries)))
-	*args = append((*args)[:4], fmt.Sprintf("%d %d %d %d %d %d %s", p.Now.UnixNano(), len(d.IDs), d.Start,
-		b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), d.Floor), env, offsets, entries)
+	starts = append(starts, len(entries))
+	n := len(d.IDs) - k0
+	for a := 0; a < n; a += size {
+		b := min(a+size+1, n)
+		*pages = append(*pages, entries[starts[a]:starts[b]:starts[b]])
+		last := ""
+		if a+size < n {
+			last = d.IDs[k0+a+size-1]
+		}
+		*args = append(*args, last)
+	}
+	(*args)[4] = fmt.Sprintf("%d %d %d %d %d %d %d %d %s", p.Now.UnixNano(), len(d.IDs), d.Start,
+		b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), k0, size, d.Floor)
+	(*args)[5] = env
 	return windowName(), buf, true
 }
+
+// maxPages bounds a window's pages: each is a key, and the script that
+// writes the window names them all. A window of more is not kept, and the
+// walk's next one is half as large.
+const maxPages = 1024
 
 // entriesPool keeps the buffers windows are written from: a window is
 // written once and its buffer is free as soon as the client has sent it.
@@ -409,20 +494,21 @@ type meta struct {
 	floor                     string
 }
 
-// parseMeta reads a window's meta (see scripts.go).
+// parseMeta reads a window's meta (see scripts.go); its page fields (k0
+// and size) are the script's alone.
 func parseMeta(s string) (m meta, err error) {
-	f := strings.SplitN(s, " ", 9)
-	if len(f) != 9 {
+	f := strings.SplitN(s, " ", 11)
+	if len(f) != 11 {
 		return m, fmt.Errorf("a window's meta of %d fields", len(f))
 	}
-	var n [7]int64
+	var n [9]int64
 	for i := range n {
 		if n[i], err = strconv.ParseInt(f[1+i], 10, 64); err != nil {
 			return m, err
 		}
 	}
 	m.at, m.imade, m.n, m.start = n[0], time.Unix(0, n[1]), int(n[2]), int(n[3])
-	m.fromStart, m.ended, m.records, m.floor = n[4] == 1, n[5] == 1, n[6] == 1, f[8]
+	m.fromStart, m.ended, m.records, m.floor = n[4] == 1, n[5] == 1, n[6] == 1, f[10]
 	return m, nil
 }
 

@@ -259,7 +259,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	}
 	if w := c.Window; w != nil && w.Holds(c.From, req.Size) {
 		pg := e.cutPage(req, w, c.From)
-		walks.Walked(ctx, req.List, e.walked(pg, w.At, now, walk, w, nil))
+		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
@@ -285,13 +285,13 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if run != nil {
 		e.keepBytes(f, run)
 	}
-	walks.Walked(ctx, req.List, e.walked(pg, c.At, now, walk, h.w, run))
+	walks.Walked(ctx, req.List, e.walked(pg, req.Size, c.At, now, walk, h.w, run))
 	return pg, nil
 }
 
 // walked is what the store records of a page served: see Walked.
-func (e *Engine) walked(pg *Page, at, now time.Time, walk Walk, from, window *StoredWindow) Walked {
-	w := Walked{More: pg.More, At: at, Now: now, Walk: walk, From: from, Window: window}
+func (e *Engine) walked(pg *Page, size int, at, now time.Time, walk Walk, from, window *StoredWindow) Walked {
+	w := Walked{More: pg.More, Size: size, At: at, Now: now, Walk: walk, From: from, Window: window}
 	if len(pg.IDs) > 0 {
 		w.Last = pg.IDs[len(pg.IDs)-1]
 	}
