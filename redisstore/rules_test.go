@@ -203,3 +203,32 @@ func TestKeysAreKeyedHashes(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "hunter2", "no password in an error")
 }
+
+// TestPageSizeChangedMidWalk: a window is kept as pages of the walk's
+// size, so a walker that changes _perPage mid-walk asks at no page
+// boundary: its page starts with the window page's records after the
+// cursor and is stitched from the backend, whose answer becomes the
+// walk's window at the new size. The walk stays exact, and each change
+// costs a call or so, not one a page from there on.
+func TestPageSizeChangedMidWalk(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newList(3000, 2)
+	engines := instances(t, srv, 3, time.Minute)
+	req := translate.Request{List: "calls|resize"}
+	var ids []string
+	for i, size := range []int{10, 7, 13, 10} {
+		req.Size = size
+		before, _ := l.counts()
+		for page := 0; page < 60; page++ {
+			pg, err := engines[(i+page)%3].Page(ctx, l, req)
+			require.NoError(t, err)
+			ids = append(ids, pg.IDs...)
+			require.True(t, pg.More)
+			req.After = pg.IDs[len(pg.IDs)-1]
+		}
+		after, _ := l.counts()
+		t.Logf("%d a page: %d backend calls in 60 pages", size, after-before)
+		assert.LessOrEqual(t, after-before, 6, "at %d a page, after a change: read ahead at the new size", size)
+	}
+	assert.Equal(t, l.snapshot()[:len(ids)], ids, "the walk is exact across page sizes")
+}

@@ -45,9 +45,7 @@ import "github.com/redis/go-redis/v9"
 // (57 against 13 us for 35 KB, Redis 7). Bytes never cross Lua here: a
 // window's pages are written by plain SETs in the pipeline before its
 // script, and a page is read by a COPY in the cut script to a key of the
-// call's own that a GETDEL in the same pipeline reads back. A cursor that
-// is not a page boundary of its window at the page size asked (a client
-// that changed _perPage mid-walk) is read from the backend.
+// call's own that a GETDEL in the same pipeline reads back.
 
 // cutScript answers Cut in one round trip, with the GETDEL of KEYS[3]
 // after it. KEYS[1] is the chain entry, KEYS[2] the prefix of the
@@ -58,14 +56,20 @@ import "github.com/redis/go-redis/v9"
 // continues the walk, {now, entry} when the page is not to be cut
 // (Fresh, or no window), {now, entry, ""} when the entry's window is
 // gone, {now, entry, "-"} when the walk rule or the TTL refuses it or the
-// cursor is no page boundary there, and {now, entry, meta, envelope,
-// written} when KEYS[3] holds the page's records and the one after them
-// (or fewer, where the window ends).
+// window holds nothing after the cursor, and {now, entry, meta,
+// envelope, written, skip, reaches} when KEYS[3] holds the window's page
+// the cursor is in: skip records of it up to the cursor, then the
+// records after the cursor to the page's end and the one after it (or
+// fewer, where the window ends: reaches is then 1).
 //
-// A page with a record after it in the window is the walk's next page as
-// the engine will cut it: the script writes that page's chain entry
-// itself (written is 1), as walkedScript would, so that most pages of a
-// walk cost the store one round trip. The entry carries the walk's
+// A cursor at a page boundary, asked at the window's page size, is the
+// walk's next page as the engine will cut it: when a record follows that
+// page in the window, the script writes its chain entry itself (written
+// is 1), as walkedScript would, so that most pages of a walk cost the
+// store one round trip. Any other cursor (a client that changed _perPage
+// mid-walk) gets the records after it to its window page's end, which
+// the engine starts the page with and stitches the backend's on; that
+// answer is then the walk's window, at the new size. The entry carries the walk's
 // read-ahead state on unchanged; its pace is taken again at the next page
 // read from the backend.
 var cutScript = redis.NewScript(`
@@ -85,12 +89,13 @@ local wrun, wat, wimade, n, k0, size = string.match(meta, '^(%S+) (%d+) (%d+) (%
 if wrun ~= run or tonumber(wat) < tonumber(at) or now - tonumber(wat) >= ttl or inow - tonumber(wimade) >= ittl then
 	return {now, c, '-'}
 end
-k, k0, size = tonumber(k), tonumber(k0), tonumber(size)
-if tonumber(ARGV[2]) ~= size or k < k0 or k >= tonumber(n) or (k - k0) % size ~= 0 then return {now, c, '-'} end
-local j = (k - k0) / size
+k, k0, size, n = tonumber(k), tonumber(k0), tonumber(size), tonumber(n)
+if k < k0 or k >= n then return {now, c, '-'} end
+local j = math.floor((k - k0) / size)
+local skip = k - k0 - j * size
 if redis.call('COPY', wk .. ':p:' .. j, KEYS[3], 'REPLACE') == 0 then return {now, c, ''} end
 local written = 0
-local y = redis.call('LINDEX', wk, 2 + j)
+local y = skip == 0 and tonumber(ARGV[2]) == size and redis.call('LINDEX', wk, 2 + j)
 if y and y ~= '' then
 	local key = KEYS[2] .. 'c:' .. y
 	local old = redis.call('GET', key)
@@ -101,7 +106,9 @@ if y and y ~= '' then
 	end
 	written = 1
 end
-return {now, c, meta, redis.call('LINDEX', wk, 1), written}
+local reaches = 0
+if k0 + (j + 1) * size + 1 >= n then reaches = 1 end
+return {now, c, meta, redis.call('LINDEX', wk, 1), written, skip, reaches}
 `)
 
 // walkedScript records a page in one round trip, atomically, after the

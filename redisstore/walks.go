@@ -135,11 +135,13 @@ func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.C
 		}
 		return c, true
 	}
-	if len(res) != 5 {
+	if len(res) != 7 {
 		return c, false
 	}
 	written, _ := res[4].(int64)
-	w, err := s.view(res[2], res[3], page, e, q, written == 1)
+	skip, _ := res[5].(int64)
+	reaches, _ := res[6].(int64)
+	w, err := s.view(res[2], res[3], page, int(skip), reaches == 1, e, q, written == 1)
 	if err != nil {
 		return c, false
 	}
@@ -150,11 +152,12 @@ func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.C
 	return c, true
 }
 
-// view makes the page of a window that cutScript copied (the page's
-// records and the one after them, or fewer where the window ends) a
-// window the engine cuts from at 0. nil when this instance's clock says
-// the window is past its TTL or it holds nothing after the cursor.
-func (s *Store) view(metaV, envV any, raw string, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
+// view makes the window page that cutScript copied, less its first skip
+// records (those up to the cursor), a window the engine cuts from at 0;
+// reaches says the page is the window's last. nil when this instance's
+// clock says the window is past its TTL or it holds nothing after the
+// cursor.
+func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
 	meta, _ := metaV.(string)
 	env, _ := envV.(string)
 	m, err := parseMeta(meta)
@@ -188,17 +191,21 @@ func (s *Store) view(metaV, envV any, raw string, e entry, q translate.CutQuery,
 		if !ok {
 			return nil, errors.New("a window entry is cut short")
 		}
+		b = rest
+		if skip > 0 {
+			skip--
+			continue
+		}
 		d.IDs = append(d.IDs, unsafe.String(unsafe.SliceData(id), len(id)))
 		if m.records {
 			d.Records = append(d.Records, rec[:len(rec):len(rec)])
 		}
-		b = rest
 	}
 	if len(d.IDs) == 0 {
 		return nil, nil
 	}
 	// The window's end is the view's only when the view reaches it.
-	d.Ended = m.ended && len(d.IDs) <= q.Size
+	d.Ended = m.ended && reaches
 	if m.start >= 0 {
 		d.Start = m.start + e.k
 	}
