@@ -27,6 +27,7 @@ type list struct {
 	version map[int]int
 	calls   int
 	fetched int
+	pad     string // more members of each record, for records of a realistic size
 }
 
 func newList(n, gap int) *list {
@@ -45,7 +46,7 @@ func (l *list) Fetch(_ context.Context, w translate.Window) (translate.Batch, er
 	for i := w.Start; i < w.Start+w.Size && i < len(l.ids); i++ {
 		id := strconv.Itoa(l.ids[i])
 		b.IDs = append(b.IDs, id)
-		b.Records = append(b.Records, []byte(fmt.Sprintf(`{"id":%s,"v":%d}`, id, l.version[l.ids[i]])))
+		b.Records = append(b.Records, []byte(fmt.Sprintf(`{"id":%s,"v":%d%s}`, id, l.version[l.ids[i]], l.pad)))
 	}
 	l.fetched += len(b.IDs)
 	return b, nil
