@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/helpdesk-gateway/gateway/estimate"
 )
 
 // Index remembers where ids were seen in each list: (offset, id) samples
@@ -58,7 +60,7 @@ type hint struct {
 	hasBase bool
 	near    [nearSamples]sample
 	nNear   int
-	spread  spread
+	spread  estimate.Spread
 }
 
 // nearSamples is how many samples below lo a hint carries, for the
@@ -216,8 +218,8 @@ func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answe
 	} else {
 		x.lru.MoveToFront(p.elem)
 	}
-	if p.answers++; p.spread.n < spreadMemory || p.answers%16 == 0 {
-		p.spread.learn(x.order, a.ids)
+	if p.answers++; p.spread.Learning() || p.answers%16 == 0 {
+		p.spread.Learn(x.order == Lexical, a.ids)
 	}
 	switch {
 	case end >= 0:

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"unsafe"
 
+	"github.com/helpdesk-gateway/gateway/estimate"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -18,9 +19,9 @@ import (
 // owner's mutex.
 type positions struct {
 	samples []sample
-	end     int    // an offset at or past the list's end; -1 when unknown
-	spread  spread // how irregular the list's gaps are, from its answers
-	answers uint32 // answers learned, to measure a well-known spread rarely
+	end     int             // an offset at or past the list's end; -1 when unknown
+	spread  estimate.Spread // how irregular the list's gaps are, from its answers
+	answers uint32          // answers learned, to measure a well-known spread rarely
 
 	owner *Index          // the index that made it; set once, under the store's lock
 	list  *liststore.List // whose pos it is
@@ -87,7 +88,7 @@ func (x *Index) forget(p *positions) {
 	x.lru.Remove(p.elem)
 	// Field by field: owner and list are read under the store's lock.
 	clear(p.samples)
-	p.samples, p.end, p.spread, p.answers, p.elem, p.ids = nil, -1, spread{}, 0, nil, 0
+	p.samples, p.end, p.spread, p.answers, p.elem, p.ids = nil, -1, estimate.Spread{}, 0, nil, 0
 }
 
 // thin halves p's samples, keeping its last; false when p holds two or

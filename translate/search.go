@@ -3,6 +3,8 @@ package translate
 import (
 	"math"
 	"strings"
+
+	"github.com/helpdesk-gateway/gateway/estimate"
 )
 
 // search locates, in an offset-paged list that is sorted by id, the first
@@ -35,7 +37,7 @@ type search struct {
 	baseID       string              // "" until a record is seen
 	nearAt       [nearSamples]sample // ascending; the first nNear in use
 	nNear        int
-	spread       spread
+	spread       estimate.Spread
 	extrap       bool // whether the gallop may still extrapolate
 	extrapolated bool // the window last planned was an extrapolated leap
 	fellShort    bool // a leap found every record at or below the cursor
@@ -145,10 +147,6 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 // backend should not be asked for absurd offsets.
 const maxLeap = math.MaxInt32
 
-// unknownSpread stands for the irregularity of gaps nobody has measured:
-// that of a Poisson stream of inserts, wider than most lists need.
-const unknownSpread = 1.0
-
 // leap guesses, while the list's end is unknown, the offsets first..last
 // where the boundary lies, from the density of the ids between base and lo
 // and from the density just below lo (see nearGuess), for lists whose ids
@@ -165,23 +163,20 @@ func (s *search) leap() (first, last int, ok bool) {
 	for _, n := range s.nearSamples() {
 		ids = append(ids, n.id)
 	}
-	r := newReading(s.order, &s.spread.used, ids...)
-	b, ok1 := r.value(s.baseID)
-	l, ok2 := r.value(s.loID)
-	x, ok3 := r.value(s.cursor)
+	r := s.spread.Reading(s.order == Lexical, ids...)
+	b, ok1 := r.Value(s.baseID)
+	l, ok2 := r.Value(s.loID)
+	x, ok3 := r.Value(s.cursor)
 	if !ok1 || !ok2 || !ok3 {
 		return 0, 0, false
 	}
-	cv2 := unknownSpread
-	if s.spread.n > 0 {
-		cv2 = s.spread.cv2
-	}
+	cv2 := s.spread.CV2()
 	spanFar := s.lo - s.baseOff
-	d, sigma, ok := extrapolation(b, l, x, spanFar, cv2)
+	d, sigma, ok := estimate.Extrapolation(b, l, x, spanFar, cv2)
 	if !ok {
 		return 0, 0, false
 	}
-	low, high := d-estimateZ*sigma, d+estimateZ*sigma
+	low, high := d-estimate.Z*sigma, d+estimate.Z*sigma
 	if near, ok := s.nearGuess(&r, l, x, d, sigma, cv2); ok {
 		low, high = near[0], near[1]
 	}
@@ -197,7 +192,7 @@ func (s *search) leap() (first, last int, ok bool) {
 // may thin out or crowd along the list. When the two differ beyond chance,
 // the density drifts, and the range also covers the near density carried
 // on along its trend.
-func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
+func (s *search) nearGuess(r *estimate.Reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
 	near := s.nearSamples()
 	if len(near) == 0 {
 		return [2]float64{}, false
@@ -227,8 +222,8 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 		n1 = near[k]
 		span = s.lo - n1.off
 		var ok1, ok2 bool
-		v1, ok1 = r.value(n1.id)
-		dn, sn, ok2 = extrapolation(v1, l, x, span, cv2)
+		v1, ok1 = r.Value(n1.id)
+		dn, sn, ok2 = estimate.Extrapolation(v1, l, x, span, cv2)
 		if !ok1 || !ok2 {
 			return [2]float64{}, false
 		}
@@ -238,13 +233,13 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 		}
 		k = k2
 	}
-	low, high := min(d-estimateZ*sigma, dn-estimateZ*sn), max(d+estimateZ*sigma, dn+estimateZ*sn)
-	if math.Abs(dn-d) <= estimateZ*math.Hypot(sigma, sn) {
+	low, high := min(d-estimate.Z*sigma, dn-estimate.Z*sn), max(d+estimate.Z*sigma, dn+estimate.Z*sn)
+	if math.Abs(dn-d) <= estimate.Z*math.Hypot(sigma, sn) {
 		return [2]float64{low, high}, true
 	}
 	// The density drifts: trust the near one, and carry it on along the
 	// trend from the farthest near sample to n1 and from n1 to lo.
-	low, high = dn-estimateZ*sn, dn+estimateZ*sn
+	low, high = dn-estimate.Z*sn, dn+estimate.Z*sn
 	// n2: the nearest sample at least twice as far below lo as n1.
 	n2 := near[0]
 	for j := k - 1; j >= 0; j-- {
@@ -254,14 +249,14 @@ func (s *search) nearGuess(r *reading, l, x, d, sigma, cv2 float64) ([2]float64,
 		}
 	}
 	if n2.off > s.baseOff && n1.off-n2.off >= max(span/2, 8) {
-		v2, ok := r.value(n2.id)
+		v2, ok := r.Value(n2.id)
 		if ok && v1 > v2 && l > v1 {
 			rhoA := float64(n1.off-n2.off) / (v1 - v2)
 			rhoB := float64(span) / (l - v1)
 			slope := (rhoB - rhoA) / (float64(s.lo-n2.off) / 2)
 			trend := (x - l) * (rhoB + slope*(float64(span)+dn)/2)
 			if trend > 0 && !math.IsInf(trend, 0) {
-				low, high = min(low, trend-estimateZ*sn), max(high, trend+estimateZ*sn)
+				low, high = min(low, trend-estimate.Z*sn), max(high, trend+estimate.Z*sn)
 			}
 		}
 	}
@@ -278,7 +273,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
 		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
-	s.spread.learn(s.order, ids)
+	s.spread.Learn(s.order == Lexical, ids)
 	switch {
 	case len(ids) == 0 && s.extrapolated:
 		// A leap past the end bounds the list only loosely, and a loose

@@ -1,4 +1,4 @@
-package translate
+package estimate
 
 import (
 	"fmt"
@@ -26,31 +26,31 @@ func TestReadingKeepsOrder(t *testing.T) {
 			ids[i] = string(b)
 		}
 		slices.Sort(ids)
-		rd := newReading(Lexical, nil, ids...)
+		rd := newReading(true, nil, ids...)
 		for i := 1; i < len(ids); i++ {
-			a, okA := rd.value(ids[i-1])
-			b, okB := rd.value(ids[i])
+			a, okA := rd.Value(ids[i-1])
+			b, okB := rd.Value(ids[i])
 			require.True(t, okA && okB)
 			require.LessOrEqual(t, a, b, "%q before %q", ids[i-1], ids[i])
 		}
 	}
-	rd := newReading(Lexical, nil, "TK-00001000", "TK-00002000", "TK-00004000")
-	v := func(id string) float64 { f, ok := rd.value(id); require.True(t, ok); return f }
+	rd := newReading(true, nil, "TK-00001000", "TK-00002000", "TK-00004000")
+	v := func(id string) float64 { f, ok := rd.Value(id); require.True(t, ok); return f }
 	assert.InDelta(t, 2.0, (v("TK-00004000")-v("TK-00002000"))/(v("TK-00002000")-v("TK-00001000")), 1e-9)
-	_, ok := rd.value("TK")
+	_, ok := rd.Value("TK")
 	assert.False(t, ok, "an id outside the reading's prefix has no value in it")
 	// Hex ids read in radix 16, and a list's own symbols are the radix
 	// when known: Crockford's base32 skips I, L, O and U.
-	hex := newReading(Lexical, nil, "0a", "f0", "a5")
-	h := func(id string) float64 { f, ok := hex.value(id); require.True(t, ok); return f }
+	hex := newReading(true, nil, "0a", "f0", "a5")
+	h := func(id string) float64 { f, ok := hex.Value(id); require.True(t, ok); return f }
 	assert.InDelta(t, 16*h("10"), h("f0")+h("10"), 1e-9, "f0 is 15 times 10")
 	var used byteSet
 	used.addAll("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
-	crock := newReading(Lexical, &used, "0", "H", "J", "Z")
-	c := func(id string) float64 { f, ok := crock.value(id); require.True(t, ok); return f }
+	crock := newReading(true, &used, "0", "H", "J", "Z")
+	c := func(id string) float64 { f, ok := crock.Value(id); require.True(t, ok); return f }
 	assert.InDelta(t, c("1")-c("0"), c("J")-c("H"), 1e-9, "H and J are neighbours")
-	n := newReading(Numeric, nil)
-	f, ok := n.value("12345")
+	n := newReading(false, nil)
+	f, ok := n.Value("12345")
 	assert.True(t, ok)
 	assert.Equal(t, 12345.0, f)
 }
@@ -76,9 +76,9 @@ func TestGapSpread(t *testing.T) {
 		{"exponential", ids(func() float64 { return 1 + 100*r.ExpFloat64() }), 0.5, 1.8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s spread
+			var s Spread
 			for k := 0; k+100 <= len(tc.ids); k += 100 {
-				s.learn(Numeric, tc.ids[k:k+100])
+				s.Learn(false, tc.ids[k:k+100])
 			}
 			assert.GreaterOrEqual(t, s.cv2, tc.low, fmt.Sprint(s))
 			assert.LessOrEqual(t, s.cv2, tc.top, fmt.Sprint(s))

@@ -1,11 +1,10 @@
-package translate
-
-import (
-	"math"
-	"strconv"
-)
-
-// Estimates: where a cursor lies, from ids read as numbers.
+// Package estimate guesses where a cursor lies in a list from ids read as
+// numbers: how a list's ids map onto a line (Reading), how irregular the
+// gaps between them are (Spread, learned from the backend's answers), and
+// how many records lie between two ids, with the guess's uncertainty
+// (Extrapolation). The paging engine's search (package translate) asks it
+// where to leap; it keeps no state of its own and knows ids only as
+// strings, numeric or lexical, so it imports nothing of the engine.
 //
 // A gateway instance behind a round-robin balancer meets most cursors cold:
 // the page before went to another instance. What it knows of the list
@@ -14,8 +13,14 @@ import (
 // of offsets, as wide as the uncertainty of the guess and no wider: a
 // window narrower than that misses, and a miss costs a call; a wider one
 // costs records.
+package estimate
 
-// reading maps ids onto numbers in their order, so that offsets can be
+import (
+	"math"
+	"strconv"
+)
+
+// Reading maps ids onto numbers in their order, so that offsets can be
 // interpolated and extrapolated from them. Numeric ids are their value.
 // Lexical ids are read, after the common prefix of the ids the reading was
 // made for, as a fraction in a mixed radix: each position's digits are the
@@ -25,11 +30,11 @@ import (
 // digits as evenly spread values, where a plain
 // base-256 reading would leave most of each byte's range empty and make
 // the density jump at every carry.
-type reading struct {
-	order  Order
-	prefix int // bytes every id shares, for lexical ids
-	depth  int // positions read after the prefix
-	pos    [readDepth]alphabet
+type Reading struct {
+	lexical bool
+	prefix  int // bytes every id shares, for lexical ids
+	depth   int // positions read after the prefix
+	pos     [readDepth]alphabet
 }
 
 // readDepth bounds the positions a lexical reading looks at: a float64
@@ -94,9 +99,9 @@ func popcount(x uint64) int {
 // be among them, so that the reading keeps their order. used, when known,
 // holds the bytes the list's ids use: a class then stands for those of its
 // members only (Crockford's base32 has no I, L, O or U).
-func newReading(order Order, used *byteSet, ids ...string) reading {
-	r := reading{order: order}
-	if order != Lexical || len(ids) == 0 {
+func newReading(lexical bool, used *byteSet, ids ...string) Reading {
+	r := Reading{lexical: lexical}
+	if !lexical || len(ids) == 0 {
 		return r
 	}
 	r.prefix = len(ids[0])
@@ -158,10 +163,10 @@ func newReading(order Order, used *byteSet, ids ...string) reading {
 	return r
 }
 
-// value reads id as a number; ok is false for numeric ids a float cannot
+// Value reads id as a number; ok is false for numeric ids a float cannot
 // hold and for lexical ids outside the reading's prefix.
-func (r *reading) value(id string) (float64, bool) {
-	if r.order != Lexical {
+func (r *Reading) Value(id string) (float64, bool) {
+	if !r.lexical {
 		f, err := strconv.ParseFloat(id, 64)
 		return f, err == nil && !math.IsInf(f, 0)
 	}
@@ -187,7 +192,7 @@ func (r *reading) value(id string) (float64, bool) {
 // 0, random gaps of 1 to 20 about 0.3, gaps of a Poisson stream about 1.
 // It returns the number of gaps measured (0: none), and adds the bytes of
 // the ids it read to used.
-func gapSpread(order Order, ids []string, used *byteSet) (cv2 float64, n int) {
+func gapSpread(lexical bool, ids []string, used *byteSet) (cv2 float64, n int) {
 	if len(ids) < 3 {
 		return 0, 0
 	}
@@ -201,22 +206,22 @@ func gapSpread(order Order, ids []string, used *byteSet) (cv2 float64, n int) {
 		picked[m], picked[m+1] = ids[at(k)], ids[at(k)+1]
 		m += 2
 	}
-	if order == Lexical {
+	if lexical {
 		for _, id := range picked[:m] {
 			used.addAll(id)
 		}
 	}
-	r := newReading(order, used, picked[:m]...)
-	first, ok1 := r.value(ids[0])
-	last, ok2 := r.value(ids[len(ids)-1])
+	r := newReading(lexical, used, picked[:m]...)
+	first, ok1 := r.Value(ids[0])
+	last, ok2 := r.Value(ids[len(ids)-1])
 	mean := (last - first) / float64(len(ids)-1)
 	if !ok1 || !ok2 || !(mean > 0) {
 		return 0, 0
 	}
 	sum := 0.0
 	for k := range pairs {
-		a, okA := r.value(ids[at(k)])
-		b, okB := r.value(ids[at(k)+1])
+		a, okA := r.Value(ids[at(k)])
+		b, okB := r.Value(ids[at(k)+1])
 		if !okA || !okB {
 			return 0, 0
 		}
@@ -230,9 +235,10 @@ func gapSpread(order Order, ids []string, used *byteSet) (cv2 float64, n int) {
 // a stable figure, few enough that it costs little next to the answer.
 const gapPairs = 16
 
-// spread is what a list's answers showed of its ids: how irregular the
-// gaps between them are, and which bytes lexical ids use.
-type spread struct {
+// Spread is what a list's answers showed of its ids: how irregular the
+// gaps between them are, and which bytes lexical ids use. Its zero value
+// has measured nothing.
+type Spread struct {
 	cv2  float64 // as gapSpread measures it
 	n    float64 // gaps it stands for, capped at spreadMemory
 	used byteSet
@@ -243,9 +249,9 @@ type spread struct {
 // well known is measured again.
 const spreadMemory = 512
 
-// learn measures the answer ids.
-func (s *spread) learn(order Order, ids []string) {
-	cv2, n := gapSpread(order, ids, &s.used)
+// Learn measures the answer ids, lexical or numeric.
+func (s *Spread) Learn(lexical bool, ids []string) {
+	cv2, n := gapSpread(lexical, ids, &s.used)
 	if n == 0 {
 		return
 	}
@@ -254,17 +260,41 @@ func (s *spread) learn(order Order, ids []string) {
 	s.n = min(s.n+w, spreadMemory)
 }
 
-// estimateZ is how many standard deviations either side of a guess a
-// window covers: about 95 in 100 guesses then land in one call.
-const estimateZ = 2.0
+// Learning reports whether s stands for fewer gaps than it remembers at
+// most: a list that is well known needs measuring only now and then.
+func (s *Spread) Learning() bool { return s.n < spreadMemory }
 
-// extrapolation guesses how many records lie after a record with value l
+// CV2 is the squared coefficient of variation of the gaps (as gapSpread
+// measures it), or unknownSpread before any was measured.
+func (s *Spread) CV2() float64 {
+	if s.n > 0 {
+		return s.cv2
+	}
+	return unknownSpread
+}
+
+// unknownSpread stands for the irregularity of gaps nobody has measured:
+// that of a Poisson stream of inserts, wider than most lists need.
+const unknownSpread = 1.0
+
+// Reading makes a reading for ids, lexical or numeric, whose classes of
+// symbols are those the list's ids were seen to use. Every id an estimate
+// compares must be among ids, so that the reading keeps their order.
+func (s *Spread) Reading(lexical bool, ids ...string) Reading {
+	return newReading(lexical, &s.used, ids...)
+}
+
+// Z is how many standard deviations either side of a guess a window
+// covers: about 95 in 100 guesses then land in one call.
+const Z = 2.0
+
+// Extrapolation guesses how many records lie after a record with value l
 // up to and including value x, from the density measured between a record
 // below with value b, span records lower, and l. It returns the guess and
 // its standard deviation: for gaps of squared variation cv2, the count of
 // records in a stretch of d expected ones varies by cv2·d, and the density
 // measured over span records by a relative cv2/span.
-func extrapolation(b, l, x float64, span int, cv2 float64) (d, sigma float64, ok bool) {
+func Extrapolation(b, l, x float64, span int, cv2 float64) (d, sigma float64, ok bool) {
 	if span < 1 || !(l > b) || x < l {
 		return 0, 0, false
 	}
