@@ -232,3 +232,48 @@ func TestPageSizeChangedMidWalk(t *testing.T) {
 	}
 	assert.Equal(t, l.snapshot()[:len(ids)], ids, "the walk is exact across page sizes")
 }
+
+// TestDamagedWindowPages: a window page that is not what the store wrote
+// (cut short, or bytes that are no entries) serves nothing: the cut is a
+// fault, the page is read from the backend, and the walk stays exact.
+func TestDamagedWindowPages(t *testing.T) {
+	for name, damage := range map[string]string{
+		"cut short":  "\x05ab",
+		"no entries": "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+		"empty":      "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			l := newList(1000, 1)
+			engines := instances(t, srv, 3, time.Minute)
+			req := translate.Request{List: "calls|damaged", Size: 10}
+			var ids []string
+			damaged := 0
+			for page := 0; ; page++ {
+				if page == 20 { // the walk has a window by now: damage every page of it
+					for _, k := range scanKeys(t, srv) {
+						if strings.Contains(k, ":p:") {
+							_, err := srv.Do("SET", k, damage, "PX", "60000")
+							require.NoError(t, err)
+							damaged++
+						}
+					}
+				}
+				pg, err := engines[page%3].Page(ctx, l, req)
+				require.NoError(t, err)
+				ids = append(ids, pg.IDs...)
+				if !pg.More {
+					break
+				}
+				req.After = pg.IDs[len(pg.IDs)-1]
+			}
+			require.NotZero(t, damaged, "the walk kept window pages to damage")
+			assert.Equal(t, l.snapshot(), ids, "the walk is exact")
+			var errs int64
+			for _, e := range engines {
+				errs += e.Walks.(*redisstore.Store).State().Errors
+			}
+			assert.NotZero(t, errs, "a damaged page is a fault the store counts")
+		})
+	}
+}

@@ -164,8 +164,11 @@ func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entr
 	if err != nil {
 		return nil, err
 	}
-	if q.Now.Sub(m.imade) >= s.cfg.TTL || len(raw) == 0 {
+	if q.Now.Sub(m.imade) >= s.cfg.TTL {
 		return nil, nil
+	}
+	if len(raw) == 0 {
+		return nil, errors.New("an empty window page") // the script copies none
 	}
 	d := translate.WindowData{
 		Start: -1,
