@@ -69,9 +69,9 @@ import "github.com/redis/go-redis/v9"
 // store one round trip. Any other cursor (a client that changed _perPage
 // mid-walk) gets the records after it to its window page's end, which
 // the engine starts the page with and stitches the backend's on; that
-// answer is then the walk's window, at the new size. The entry carries the walk's
-// read-ahead state on unchanged; its pace is taken again at the next page
-// read from the backend.
+// answer is then the walk's window, at the new size. The entry carries
+// the walk's read-ahead state on unchanged; its pace is taken again at
+// the next page read from the backend.
 var cutScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
