@@ -75,22 +75,24 @@ var storeWalkPlans = []struct {
 
 // sharedStoreWalksOf is churnedWalksBehind for a storeBackend, through
 // three gateway instances behind round_robin sharing store, with the
-// backend's own Config. With churn the backend churns fast, and
-// mischief changes the list where each backend call looks, as in
-// TestDialectsUnderChurn; without it the list changes between walks
+// backend's own Config. With churn the backend churns, and the
+// mischief returned changes the list where each backend call looks, as
+// in TestDialectsUnderChurn; without it the list changes between walks
 // only (churnedWalks.start).
 func sharedStoreWalksOf(t *testing.T, k storeBackend, records int, churn bool, store *redistest.Server) (*churnedWalks, *mischief) {
 	cfg := reference.Config{Seed: 33, Records: records, MaxPerPage: k.e.limit, Envelope: k.e.envelope, Paging: k.e.paging}
 	if k.fixed {
 		cfg.FixedPerPage = map[string]int{"calls": k.e.limit}
 	}
-	var m *mischief
-	var h http.Handler
-	b := reference.New(cfg)
-	h = b
 	if churn {
 		cfg.ChurnPerSecond = float64(records) / 4
-		b = reference.New(cfg)
+	}
+	b := reference.New(cfg)
+	var (
+		h http.Handler = b
+		m *mischief
+	)
+	if churn {
 		m = &mischief{b: b, next: b, r: rand.New(rand.NewPCG(33, 33)), deleted: map[string]map[int64]bool{"calls": {}}}
 		h = windowMischief{m}
 	}
