@@ -113,6 +113,8 @@ func (s *churnedWalks) snapshot() map[int64][]byte {
 		q := url.Values{"_sortField": {"id"}, "_sortDir": {"ASC"}, d.PerPageParam(): {strconv.Itoa(s.e.limit)}}
 		if d.Offsets() {
 			q.Set(d.Offset, strconv.Itoa(n*s.e.limit))
+		} else if d.FromZero {
+			q.Set(d.PageParam(), strconv.Itoa(n))
 		} else {
 			q.Set(d.PageParam(), strconv.Itoa(n+1))
 		}
