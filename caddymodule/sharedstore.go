@@ -21,6 +21,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 )
 
@@ -265,15 +266,7 @@ func (s *sharedAnswer) page(records [][]byte) (out []byte, buf *[]byte) {
 		n += len(r)
 	}
 	buf = pageBuffer(n)
-	b := append(*buf, s.env[:s.at]...)
-	b = append(b, '[')
-	for i, r := range records {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, r...)
-	}
-	b = append(b, ']')
+	b := legacy.AppendArray(append(*buf, s.env[:s.at]...), records)
 	*buf = append(b, s.env[s.at:]...)
 	return *buf, buf
 }

@@ -333,6 +333,13 @@ func keyIs(raw []byte, escaped bool, key string) bool {
 // the envelope members ParseWithout was told to drop.
 func (b *Body) AppendPage(dst []byte, records [][]byte) []byte {
 	dst = b.appendKept(dst, 0, b.arrayStart)
+	dst = AppendArray(dst, records)
+	return b.appendKept(dst, b.arrayEnd, len(b.raw))
+}
+
+// AppendArray appends records to dst as a JSON array: each record is
+// already JSON, as the backend sent it.
+func AppendArray(dst []byte, records [][]byte) []byte {
 	dst = append(dst, '[')
 	for i, r := range records {
 		if i > 0 {
@@ -340,8 +347,7 @@ func (b *Body) AppendPage(dst []byte, records [][]byte) []byte {
 		}
 		dst = append(dst, r...)
 	}
-	dst = append(dst, ']')
-	return b.appendKept(dst, b.arrayEnd, len(b.raw))
+	return append(dst, ']')
 }
 
 // PageSize returns the length of AppendPage's output for records, so that
