@@ -83,7 +83,21 @@ type CutResult struct {
 	// no admitted window holds a record after the cursor.
 	Window *StoredWindow
 	From   int
+	// Ahead, when not "", is the cursor the walk's next window is to be
+	// read after, now, in the background: the page is the window's marker
+	// (Marker), and Ahead the window's last id. AheadAt is that record's
+	// offset in the list when the window was read, for the engine's
+	// position index, or -1 (a window read by keyset); AheadHead is how
+	// many records the window holds after its last whole page, which
+	// start the walk's page at the window's end (walk.go).
+	Ahead     string
+	AheadAt   int
+	AheadHead int
 }
+
+// Holds reports whether the answer's window holds the whole page of size
+// records after the cursor.
+func (c *CutResult) Holds(size int) bool { return c.Window != nil && c.Window.Holds(c.From, size) }
 
 // Walked is a page served, as the store records it.
 type Walked struct {
@@ -92,8 +106,11 @@ type Walked struct {
 	Last string
 	More bool
 	// Size is the page size asked: a shared store cuts the window's
-	// pages at it, as the walk's next pages will be asked.
-	Size int
+	// pages at it, as the walk's next pages will be asked. First, when
+	// not 0, is the size of the window's first page instead: a window
+	// read ahead of the walker after the last record of the window before
+	// it, whose first page ends the walk's page that starts in that one.
+	Size, First int
 	// At is the time of the answer the page's last record came from: a
 	// window's when the page was cut whole from one, else the page's
 	// start, which is no later than any of its calls (see the walk rule).

@@ -245,6 +245,16 @@ func (s *Memory[S]) Cut(_ context.Context, name string, q CutQuery) (c CutResult
 		return c
 	}
 	c.Window, c.From = s.cut(&l.List, q.After, q.Size, e.at)
+	if w := c.Window; c.Holds(q.Size) && !w.Ended {
+		left := (len(w.IDs) - c.From - q.Size - 1) / q.Size // whole pages after this one
+		if Marker((w.unread-1)/q.Size, left) {
+			n := len(w.IDs)
+			c.Ahead, c.AheadAt, c.AheadHead = w.IDs[n-1], -1, n-c.From-q.Size*(left+1)
+			if w.Start >= 0 {
+				c.AheadAt = w.Start + n - 1
+			}
+		}
+	}
 	return c
 }
 
@@ -302,7 +312,10 @@ func (s *Memory[S]) Walked(_ context.Context, name string, p Walked) {
 		id = strings.Clone(p.Last) // the page's ids live in a fetcher's buffer
 		e := chain{at: p.At, made: p.Now, walk: p.Walk}
 		if old, ok := l.chains[id]; ok && old.at.After(e.at) {
-			e.at = old.at // the rule must hold for every walk that holds this cursor
+			// The rule must hold for every walk that holds this cursor; and
+			// a later entry made by a read ahead (walk.go) has the size of
+			// the window it read, which the walk grows from.
+			e.at, e.walk.Size = old.at, max(e.walk.Size, old.walk.Size)
 		}
 		if l.chains == nil {
 			l.chains = make(map[string]chain)

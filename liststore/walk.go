@@ -57,6 +57,39 @@ import "time"
 // one instance, or read-ahead is off (docs/operating.md, "Behind a
 // balancer").
 
+// Reading ahead of the walker. A window's last whole page is followed
+// by a page that starts with the window's last records (a head) and
+// whose rest is read from the backend: the walker would wait for that
+// call, and for its answer to be kept, at every window's end. So, as an
+// operating system's async readahead does at its marker page, the page
+// cut from a window a few whole pages before its last one (Marker) tells
+// the engine to read the walk's next window now, in the background,
+// after the window's last record (CutResult.Ahead), and the engine
+// records that answer as a page ending at that record would be (Walked
+// with Last that record): a chain entry whose time is the read's start,
+// under the keep-later rule, and the window, whose first page is the
+// rest of the walk's page at the window's end (Walked.First). That page
+// is then the head and the rest cut from the window read ahead, with no
+// backend call, when the walk rule admits both: the head's window by the
+// cursor's entry, and the window read ahead by the entry at the head's
+// last record and by being read no earlier than the head's window. So
+// no record of the page comes from an answer older than the one its
+// previous page came from, as before; a walker that gets to the head
+// before the read ahead is done waits for it on the instance that reads
+// it, or reads the rest from the backend as it did.
+
+// Marker reports whether a page cut whole from a window, with left whole
+// pages of it after the page (each with the record after it) of pages
+// whole pages the window holds after the page that read it, is the
+// window's marker: the page whose cut starts the read of the walk's next
+// window, about half the window before its end and at most four pages,
+// enough for one backend call at the pace a walker reads.
+func Marker(pages, left int) bool { return left == min(maxMarker, pages/2) }
+
+// maxMarker is how many whole pages before a window's last the read of
+// the next one starts, at most.
+const maxMarker = 4
+
 // Walk is the read-ahead state of one walk, carried from each chain
 // entry to the next.
 type Walk struct {
@@ -108,4 +141,17 @@ func (w *Walk) Readahead(size int, continues bool, ttl time.Duration) int {
 	}
 	w.Size = n
 	return n - page
+}
+
+// Ahead is Readahead for a read ahead of the walker (see Marker): 0 also
+// when the walker reads so slowly that the window would not be read in
+// half its lifetime. A window read pages before the walker needs it
+// loses that time of its TTL, which a slow walker would spend reading it:
+// such a walk's window is read when it gets there, as it was.
+func (w *Walk) Ahead(size int, ttl time.Duration) int {
+	n := w.Readahead(size, true, ttl)
+	if n == 0 || w.Rate*ttl.Seconds() < 2*float64(n+size+1) {
+		return 0
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -150,12 +151,20 @@ type Engine struct {
 	// walk whose pages a balancer sends to any of them is followed whole.
 	// Lists still keeps the learned state and the position samples.
 	Walks WalkStore
+	// MaxAhead bounds the reads ahead of walkers in the background at
+	// once (see Detacher); 0 means DefaultMaxAhead.
+	MaxAhead int
 
 	own      sync.Once
 	ownLists ListStore
 	clock    func() time.Time // time.Now unless a test sets it
 	reportMu sync.Mutex
 	reported int // the last limit learned, for PageSizeLimit; 0: none
+
+	ahead   sync.Map       // aheadKey: chan closed when the read ahead is over
+	aheadN  atomic.Int32   // reads ahead in flight
+	aheadWG sync.WaitGroup // the same, for tests to wait on
+	spawn   func(func())   // runs a read ahead: a goroutine unless a test sets it
 }
 
 // DefaultMaxCalls is the call budget of a page when Engine.MaxCalls is 0.
@@ -257,12 +266,20 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if c.Continues {
 		walk.Pace(req.Size, c.Made, now)
 	}
-	if w := c.Window; w != nil && w.Holds(c.From, req.Size) {
+	if c.Holds(req.Size) {
+		w := c.Window
 		pg := e.cutPage(req, w, c.From)
 		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
+		if c.Ahead != "" {
+			e.readAhead(f, req.List, c, req.Size, walk)
+		}
 		return pg, nil
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
+	if pg, w, walk := e.headAhead(ctx, req, h, walk, now); pg != nil {
+		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
+		return pg, nil
+	}
 	ahead := walk.Readahead(req.Size, c.Continues, ttl)
 	var (
 		pg    *Page

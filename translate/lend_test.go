@@ -18,6 +18,11 @@ type lendingList struct {
 func (l *lendingList) Keep(call int) (any, int) { l.kept++; return call, 1 }
 func (l *lendingList) Lend(call int) any        { l.lent++; return call }
 
+// Detach is memList's, with the list that counts as the fetcher.
+func (l *lendingList) Detach() (Fetcher, context.Context, func(error), bool) {
+	return l, context.Background(), func(error) {}, true
+}
+
 // copier is a WindowCopier over a MemoryStore that copies nothing: it
 // only records the sources Walked saw.
 type copier struct {
@@ -45,7 +50,7 @@ func TestWindowsLentToACopier(t *testing.T) {
 		}
 		l := &lendingList{memList: newMemList(ids)}
 		store := NewMemoryStore(Numeric, time.Minute, 64<<20)
-		e := &Engine{Order: Numeric, MaxPageSize: 1000, Lists: store}
+		e := &Engine{Order: Numeric, MaxPageSize: 1000, Lists: store, spawn: inline}
 		c := &copier{MemoryStore: store}
 		if copies {
 			e.Walks = c

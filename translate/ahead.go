@@ -1,0 +1,193 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Reading ahead of the walker (liststore's walk.go): a page cut from a
+// window at its marker (CutResult.Ahead) starts the read of the walk's
+// next window in the background, so that the walker's page at the
+// window's end is cut from a window as the pages before it were, instead
+// of waiting for the backend's larger answer and for the store to keep
+// it. That read is a page's read at the window's last cursor, with the
+// read-ahead the walk would ask there, recorded as a page ending at that
+// cursor; it needs a fetcher that outlives the request (Detacher).
+
+// Detacher is a Fetcher that can make its calls after the request that
+// made it returned, for a read ahead of the walker.
+type Detacher interface {
+	// Detach returns a fetcher that makes the same calls as this one,
+	// for the same caller, with its own copy of what it sends, and the
+	// context its calls are made in, which ends with the gateway or a
+	// deadline, never with the client's request. done is called once,
+	// with the read's error, when the engine no longer uses the fetcher
+	// or anything read through it (what the store keeps it was given by
+	// Keeper or Lender). ok is false when the fetcher cannot detach.
+	Detach() (f Fetcher, ctx context.Context, done func(error), ok bool)
+}
+
+// DefaultMaxAhead bounds the reads ahead in the background at once when
+// Engine.MaxAhead is 0: past it, a window's end is read when the walker
+// gets there, as without reading ahead.
+const DefaultMaxAhead = 32
+
+// aheadKey names a read ahead in flight: the list and the cursor it
+// reads after.
+type aheadKey struct{ list, after string }
+
+// readAhead starts the read of a walk's next window after the last
+// record of the window the page was cut from (c.Ahead), in the
+// background, unless the fetcher cannot detach, as many reads are in
+// flight as MaxAhead allows, or one is in flight there.
+func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk Walk) {
+	d, ok := f.(Detacher)
+	if !ok {
+		return
+	}
+	limit := e.MaxAhead
+	if limit < 1 {
+		limit = DefaultMaxAhead
+	}
+	if e.aheadN.Add(1) > int32(limit) {
+		e.aheadN.Add(-1)
+		return
+	}
+	key := aheadKey{strings.Clone(list), strings.Clone(c.Ahead)}
+	wait := make(chan struct{})
+	if _, busy := e.ahead.LoadOrStore(key, wait); busy {
+		e.aheadN.Add(-1)
+		return
+	}
+	df, ctx, done, ok := d.Detach()
+	if !ok {
+		e.ahead.Delete(key)
+		close(wait)
+		e.aheadN.Add(-1)
+		return
+	}
+	// The walk's page at the window's end starts with the window's last
+	// records; the new window's first page is that page's rest.
+	first := size - c.AheadHead
+	if first < 1 {
+		first = size
+	}
+	at := c.AheadAt
+	e.aheadWG.Add(1)
+	read := func() {
+		var err error
+		defer e.aheadWG.Done()
+		defer func() {
+			if v := recover(); v != nil { // a background read must not take the process down
+				err = fmt.Errorf("read ahead: panic: %v", v)
+			}
+			e.ahead.Delete(key)
+			close(wait)
+			e.aheadN.Add(-1)
+			done(err)
+		}()
+		err = e.prefetch(ctx, df, key, at, size, first, walk)
+	}
+	if e.spawn != nil {
+		e.spawn(read)
+		return
+	}
+	go read()
+}
+
+// prefetch reads the walk's next window after the cursor k.after (the
+// last record of the window the walk is in, at offset at in the list,
+// or -1), as a page there would with the read-ahead the walk asks, and
+// records it as a page ending at that cursor would be: a chain entry
+// whose time is the read's start (the store's clock, from a Cut made
+// before its calls), and the window, its first page first records long.
+// It reads nothing when a live chain entry is there already (a page of
+// the walk ended there, or another instance read ahead): that entry's
+// window or the walker's own read serves the walk.
+func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, first int, walk Walk) error {
+	walks := e.walks()
+	now, ttl := e.now(), walks.TTL()
+	// Fresh: the store's answer without a cut, so that asking moves
+	// nothing (no page served, no entry written past it).
+	c := walks.Cut(ctx, k.list, CutQuery{After: k.after, Size: size, Fresh: true, Now: now})
+	if c.Continues || c.At.IsZero() {
+		return nil
+	}
+	ahead := walk.Ahead(size, ttl)
+	if ahead == 0 {
+		return nil
+	}
+	if at >= 0 {
+		// Where the window said its last record was: the read is planned
+		// from there, as from an answer's edge, and its answer checks it.
+		e.learn(k.list, []string{k.after}, at, false, nil)
+	}
+	ls := e.store().learned(k.list)
+	req := Request{List: k.list, After: k.after, Size: size}
+	var (
+		pg    *Page
+		run   *StoredWindow
+		calls int
+		err   error
+	)
+	if e.keysetFor(ls, k.after) {
+		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, head{})
+	}
+	if pg == nil && err == nil {
+		_, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, head{})
+	}
+	if err != nil || run == nil {
+		return err
+	}
+	if !run.FromStart && e.Order.Compare(k.after, run.Floor) < 0 {
+		return nil // a page stitched from two answers: the last holds no record at or below the cursor
+	}
+	e.keepBytes(f, run)
+	walks.Walked(ctx, k.list, Walked{Last: k.after, More: true, Size: size, First: first,
+		At: c.At, Now: now, Walk: walk, Window: run})
+	return nil
+}
+
+// headAhead serves a page that starts with a window's last records (h)
+// from the window read ahead after them, when the walk rule admits it,
+// instead of the backend: the head's last record is the cursor that
+// window continues (prefetch), read no earlier than the head's window.
+// It waits for that read when it is in flight here. It returns the page,
+// the window its rest came from and the walk as that read left it (the
+// size it grew to), or nil.
+func (e *Engine) headAhead(ctx context.Context, req Request, h head, walk Walk, now time.Time) (*Page, *StoredWindow, Walk) {
+	ids := h.ids()
+	if len(ids) == 0 {
+		return nil, nil, walk
+	}
+	x := ids[len(ids)-1]
+	e.awaitAhead(ctx, req.List, x)
+	c := e.walks().Cut(ctx, req.List, CutQuery{After: x, Size: req.Size, Now: now})
+	need := req.Size - len(ids)
+	w := c.Window
+	if w == nil || !w.Holds(c.From, need) || w.At.Before(h.w.At) {
+		return nil, nil, walk
+	}
+	pg := &Page{Source: -1, Stored: w}
+	h.start(pg)
+	pg.add(w.IDs, w.Records, c.From, c.From+min(need, len(w.IDs)-c.From))
+	pg.More = len(w.IDs)-c.From > need
+	walk.Size = max(walk.Size, c.Walk.Size)
+	return pg, w, walk
+}
+
+// awaitAhead waits for a read ahead in flight after the cursor after, if
+// there is one: the walker got there first, and the read it would make
+// is that one.
+func (e *Engine) awaitAhead(ctx context.Context, list, after string) {
+	v, ok := e.ahead.Load(aheadKey{list, after})
+	if !ok {
+		return
+	}
+	select {
+	case <-v.(chan struct{}):
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,145 @@
+package translate
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// aheadList is a memList whose calls made in reads ahead of the walker
+// (through the fetcher Detach returns) count apart from the walker's own.
+type aheadList struct {
+	*memList
+	background atomic.Int64
+}
+
+// detachedList is an aheadList's fetcher for reads ahead.
+type detachedList struct{ l *aheadList }
+
+func (d detachedList) Fetch(ctx context.Context, w Window) (Batch, error) {
+	d.l.background.Add(1)
+	return d.l.memList.Fetch(ctx, w)
+}
+
+func (l *aheadList) Detach() (Fetcher, context.Context, func(error), bool) {
+	return detachedList{l}, context.Background(), func(error) {}, true
+}
+
+// noDetach hides memList's Detach: a fetcher that cannot read ahead.
+type noDetach struct{ l *memList }
+
+func (f noDetach) Fetch(ctx context.Context, w Window) (Batch, error) { return f.l.Fetch(ctx, w) }
+
+// TestReadAheadOfTheWalker: the page at a window's end is cut from the
+// window read ahead in the background, started at the window's marker:
+// after the walk's first window, no page of a sequential walk waits for
+// a backend call, in every dialect, with the walk's calls and records
+// fetched as reading at the window's end costs. Reads ahead run in
+// goroutines here, as in the gateway, and the walker waits for one in
+// flight where it gets there first.
+func TestReadAheadOfTheWalker(t *testing.T) {
+	const n = 20_000
+	for _, dialect := range []string{"pages", "offsets"} {
+		for _, size := range []int{10, 100} {
+			t.Run(dialect+" by "+strconv.Itoa(size), func(t *testing.T) {
+				l := &aheadList{memList: newMemList(evenIDs(n))}
+				l.offsets = dialect == "offsets"
+				e := readaheadEngine(l.offsets)
+				e.spawn = nil // goroutines, as in the gateway
+				var ids []int64
+				own, pages := 0, 0
+				cursor := ""
+				for {
+					calls0, _ := l.counts()
+					bg0 := l.background.Load()
+					pg, err := e.Page(context.Background(), l, Request{List: "caller", After: cursor, Size: size})
+					require.NoError(t, err)
+					calls, _ := l.counts()
+					own += calls - calls0 - int(l.background.Load()-bg0)
+					pages++
+					ids = append(ids, parseIDs(pg.IDs)...)
+					if !pg.More {
+						break
+					}
+					cursor = pg.IDs[len(pg.IDs)-1]
+				}
+				e.aheadWG.Wait()
+				require.Equal(t, evenIDs(n), ids)
+				calls, fetched := l.counts()
+				bg := int(l.background.Load())
+				t.Logf("%d pages: %d calls in the walker's requests, %d read ahead; %.3f calls a page, %.3f fetched per served",
+					pages, own, bg, float64(calls)/float64(pages), float64(fetched)/float64(n))
+				assert.LessOrEqual(t, own, 2, "calls the walker waited for: its first page and its first window")
+				assert.Positive(t, bg)
+				limit := map[int]float64{10: 0.05, 100: 0.25}[size]
+				assert.LessOrEqual(t, float64(calls)/float64(pages), limit, "calls per page")
+				assert.LessOrEqual(t, float64(fetched)/float64(n), 1.10, "records fetched per served")
+
+				// A fetcher that cannot detach reads each window when the
+				// walker gets to it, as before.
+				l2 := newMemList(evenIDs(n))
+				l2.offsets = l.offsets
+				e2 := readaheadEngine(l.offsets)
+				e2.spawn = nil
+				cursor, waited := "", 0
+				for {
+					calls0, _ := l2.counts()
+					pg, err := e2.Page(context.Background(), noDetach{l2}, Request{List: "caller", After: cursor, Size: size})
+					require.NoError(t, err)
+					if calls, _ := l2.counts(); calls > calls0 {
+						waited++
+					}
+					if !pg.More {
+						break
+					}
+					cursor = pg.IDs[len(pg.IDs)-1]
+				}
+				assert.Greater(t, waited, 2+pages/200, "without detaching, each window's end waits")
+			})
+		}
+	}
+}
+
+// TestReadAheadUnderChurnInGoroutines walks while records are inserted
+// and deleted before every backend call, the walker's and the reads
+// ahead's alike, with reads ahead in goroutines: the walk keeps the
+// guarantee, and most pages come from windows.
+func TestReadAheadUnderChurnInGoroutines(t *testing.T) {
+	for _, offsets := range []bool{false, true} {
+		t.Run("offsets "+strconv.FormatBool(offsets), func(t *testing.T) {
+			for seed := range uint64(4) {
+				l := newMemList(evenIDs(3000)).withRecords()
+				l.offsets = offsets
+				e := readaheadEngine(offsets)
+				e.spawn = nil
+				c := churningWalkBy(t, seed, e, l, 3, 10)
+				e.aheadWG.Wait()
+				assert.Less(t, c.callsPerPage(), 0.2, "most pages from windows")
+			}
+		})
+	}
+}
+
+// TestReadAheadSkipsASlowWalker: a walker that reads a window in more
+// than half its lifetime is not read ahead (Walk.Ahead): the window
+// would lose that time of its TTL for nothing.
+func TestReadAheadSkipsASlowWalker(t *testing.T) {
+	clock := newFakeClock()
+	l := &aheadList{memList: newMemList(evenIDs(2000))}
+	e := clock.engine(readaheadEngine(false))
+	cursor := ""
+	for range 40 {
+		pg, err := e.Page(context.Background(), l, Request{List: "caller", After: cursor, Size: 10})
+		require.NoError(t, err)
+		cursor = pg.IDs[len(pg.IDs)-1]
+		clock.add(300 * time.Millisecond) // 33 records a second; windows of 2s
+	}
+	assert.Zero(t, l.background.Load())
+	assert.True(t, slices.IsSorted(l.ids))
+}
