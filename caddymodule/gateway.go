@@ -166,7 +166,8 @@ type Gateway struct {
 	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
 	logger      *zap.Logger
-	loaded      time.Time // when Provision ran, for the admin endpoint
+	life        context.Context // the config's: it ends when the config is unloaded
+	loaded      time.Time       // when Provision ran, for the admin endpoint
 }
 
 // endpoint is one owned path.
@@ -196,7 +197,7 @@ func (Gateway) CaddyModule() caddy.ModuleInfo {
 
 // Provision fills in defaults and builds the engines.
 func (g *Gateway) Provision(ctx caddy.Context) error {
-	g.logger = ctx.Logger()
+	g.logger, g.life = ctx.Logger(), ctx
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}

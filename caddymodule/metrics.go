@@ -35,6 +35,8 @@ var metrics = struct {
 	windowsDropped   *prometheus.CounterVec
 	windowBytes      prometheus.GaugeFunc
 	storeErrors      *prometheus.CounterVec
+	aheadCalls       prometheus.Counter
+	aheadErrors      prometheus.Counter
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -91,6 +93,14 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "readahead_store_errors_total",
 			Help: "Calls to the shared read-ahead store (readahead_store) that failed or timed out, by operation; each costs backend calls, never a page.",
 		}, []string{"op"})
+		metrics.aheadCalls = prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_background_calls_total",
+			Help: "Backend calls made reading walks' next windows ahead of their walkers, in the background.",
+		})
+		metrics.aheadErrors = prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Name: "readahead_background_errors_total",
+			Help: "Reads ahead of walkers that failed; each walker reads its page when it gets there instead.",
+		})
 	})
 	for _, c := range collectors() {
 		if registry == nil {
@@ -107,7 +117,8 @@ func registerMetrics(registry *prometheus.Registry) error {
 // them (made by its first call).
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
-		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads, metrics.storeErrors}
+		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads, metrics.storeErrors,
+		metrics.aheadCalls, metrics.aheadErrors}
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what

@@ -61,6 +61,10 @@ type CutQuery struct {
 	Size  int       // the page's records
 	Fresh bool      // the caller asked for the backend's own answer
 	Now   time.Time // when the page began
+	// Ahead says the engine can read the walk's next window ahead now: a
+	// store shared by instances then claims that read for this one when
+	// the page is a window's marker (translate.AheadClaimer).
+	Ahead bool
 }
 
 // CutResult is the store's answer to a CutQuery.

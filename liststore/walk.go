@@ -143,14 +143,15 @@ func (w *Walk) Readahead(size int, continues bool, ttl time.Duration) int {
 	return n - page
 }
 
-// Ahead is Readahead for a read ahead of the walker (see Marker): 0 also
+// Ahead is Readahead for a read ahead of the walker (see Marker), whose
+// window holds at most limit records (the backend's page limit): 0 also
 // when the walker reads so slowly that the window would not be read in
 // half its lifetime. A window read pages before the walker needs it
 // loses that time of its TTL, which a slow walker would spend reading it:
 // such a walk's window is read when it gets there, as it was.
-func (w *Walk) Ahead(size int, ttl time.Duration) int {
+func (w *Walk) Ahead(size, limit int, ttl time.Duration) int {
 	n := w.Readahead(size, true, ttl)
-	if n == 0 || w.Rate*ttl.Seconds() < 2*float64(n+size+1) {
+	if n == 0 || w.Rate*ttl.Seconds() < 2*float64(min(n+size+1, limit)) {
 		return 0
 	}
 	return n

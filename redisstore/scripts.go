@@ -9,6 +9,8 @@ import "github.com/redis/go-redis/v9"
 //	hdgw:{H}:w:<name>      a window: its meta, its envelope, and its pages' last ids
 //	hdgw:{H}:w:<name>:p:<j> its page j: the page's records and the one after them
 //	hdgw:{H}:q:<call>      a page on its way to the instance, for the moment of one call
+//	hdgw:{H}:a:<id>        a read ahead after record <id>, claimed (ahead.go)
+//	hdgw:{H}:d:<id>        that read, over
 //
 // H is the keyed hash of the list identity (keys.go). Times are the
 // store's own (TIME, in microseconds) where the walk rule compares them,
@@ -27,17 +29,21 @@ import "github.com/redis/go-redis/v9"
 //
 // A window's meta is one line:
 //
-//	run at imade n start fromStart ended records k0 size floor
+//	run at imade n start fromStart ended records k0 size first floor
 //
 // with at the walk rule's time of its answer, n its records, start its
 // first record's offset, fromStart, ended and records 0 or 1, k0 the
 // index of its first page's first record (the record after the page
-// whose answer it was), size the walk's page size, and floor (the rest
-// of the line) its first id when it does not start the list. Its pages
-// are cut when it is written, each at the walk's page size, as strings
-// of entries: an entry is a record, its id's length as a uvarint, its
-// id, its bytes' length as a uvarint, its bytes. Element 2+j of the
-// window is page j's last id when a record follows it in the window.
+// whose answer it was), size the walk's page size, first its first
+// page's size (size, or less for a window read ahead of the walker,
+// whose first page ends a page that starts in the window before it),
+// and floor (the rest of the line) its first id when it does not start
+// the list. Its pages are cut when it is written, the first at first
+// records and each after it at size, as strings of entries: an entry is
+// a record, its id's length as a uvarint, its id, its bytes' length as a
+// uvarint, its bytes. Element 2+j of the window is page j's last id when
+// a record follows it in the window, and its last element the window's
+// last id.
 //
 // Why pages, not one string of records cut on each call: Redis's Lua
 // hashes every byte of every string a script makes, so a page's bytes
@@ -51,8 +57,9 @@ import "github.com/redis/go-redis/v9"
 // after it. KEYS[1] is the chain entry, KEYS[2] the prefix of the
 // list's keys, KEYS[3] the call's own key to copy the page to; ARGV are
 // the run_id the instance reads the store as, the page size, "1" for a
-// Fresh page, the TTL in microseconds, and the instance's time and the
-// TTL in nanoseconds. It returns {now} when no live entry of this run
+// Fresh page, the TTL in microseconds, the instance's time and the TTL
+// in nanoseconds, and how long in milliseconds to claim a read ahead for
+// ("0": the instance cannot read ahead now). It returns {now} when no live entry of this run
 // continues the walk, {now, entry} when the page is not to be cut
 // (Fresh, or no window), {now, entry, ""} when the entry's window is
 // gone, {now, entry, "-"} when the walk rule or the TTL refuses it or the
@@ -60,7 +67,13 @@ import "github.com/redis/go-redis/v9"
 // envelope, written, skip, reaches} when KEYS[3] holds the window's page
 // the cursor is in: skip records of it up to the cursor, then the
 // records after the cursor to the page's end and the one after it (or
-// fewer, where the window ends: reaches is then 1).
+// fewer, where the window ends: reaches is then 1). Two values follow:
+// when the page is the window's marker (liststore.Marker: a page at the
+// walk's size, a few whole pages before the window's last) and the
+// script claimed the read ahead after the window's last record for this
+// instance (ahead.go), that id and how many records follow the window's
+// last whole page, for the engine to read the walk's next window ahead;
+// else "" and 0.
 //
 // A cursor at a page boundary, asked at the window's page size, is the
 // walk's next page as the engine will cut it: when a record follows that
@@ -85,30 +98,48 @@ if ARGV[3] == '1' or win == '-' then return {now, c} end
 local wk = KEYS[2] .. 'w:' .. win
 local meta = redis.call('LINDEX', wk, 0)
 if not meta then return {now, c, ''} end
-local wrun, wat, wimade, n, k0, size = string.match(meta, '^(%S+) (%d+) (%d+) (%d+) %S+ %d %d %d (%d+) (%d+) ')
+local wrun, wat, wimade, n, ended, k0, size, first =
+	string.match(meta, '^(%S+) (%d+) (%d+) (%d+) %S+ %d (%d) %d (%d+) (%d+) (%d+) ')
 if wrun ~= run or tonumber(wat) < tonumber(at) or now - tonumber(wat) >= ttl or inow - tonumber(wimade) >= ittl then
 	return {now, c, '-'}
 end
-k, k0, size, n = tonumber(k), tonumber(k0), tonumber(size), tonumber(n)
+k, k0, size, n, first = tonumber(k), tonumber(k0), tonumber(size), tonumber(n), tonumber(first)
 if k < k0 or k >= n then return {now, c, '-'} end
-local j = math.floor((k - k0) / size)
-local skip = k - k0 - j * size
+local j, skip, plen = 0, k - k0, first
+if skip >= first then
+	j = 1 + math.floor((skip - first) / size)
+	skip, plen = skip - first - (j - 1) * size, size
+end
+local pend = k0 + first + j * size -- past page j's last record
 if redis.call('COPY', wk .. ':p:' .. j, KEYS[3], 'REPLACE') == 0 then return {now, c, ''} end
 local written = 0
-local y = skip == 0 and tonumber(ARGV[2]) == size and redis.call('LINDEX', wk, 2 + j)
+local whole = skip == 0 and tonumber(ARGV[2]) == size
+local y = whole and redis.call('LINDEX', wk, 2 + j)
 if y and y ~= '' then
 	local key = KEYS[2] .. 'c:' .. y
 	local old = redis.call('GET', key)
 	local oat = old and string.match(old, '^' .. run .. ' (%d+) ')
 	if not (oat and tonumber(oat) > tonumber(wat)) then
 		redis.call('SET', key, run .. ' ' .. wat .. ' ' .. t[1] .. string.sub('00000' .. t[2], -6) .. ' ' .. win .. ' ' ..
-			(k + size) .. ' ' .. ARGV[5] .. ' ' .. wsize .. ' ' .. rate .. ' ' .. backoff, 'PX', math.floor(ttl / 1000))
+			(k + plen) .. ' ' .. ARGV[5] .. ' ' .. wsize .. ' ' .. rate .. ' ' .. backoff, 'PX', math.floor(ttl / 1000))
 	end
 	written = 1
 end
 local reaches = 0
-if k0 + (j + 1) * size + 1 >= n then reaches = 1 end
-return {now, c, meta, redis.call('LINDEX', wk, 1), written, skip, reaches}
+if pend + 1 >= n then reaches = 1 end
+local ahead, head = '', 0
+local last = n - 1 - k0 - first -- past the first page's last record, to the window's last
+if whole and ended == '0' and last >= 0 then
+	local pages = 1 + math.floor(last / size) -- whole pages: a record follows each
+	if ARGV[7] ~= '0' and pages - 1 - j == math.min(4, math.floor(pages / 2)) then
+		local x = redis.call('LINDEX', wk, -1)
+		if redis.call('SET', KEYS[2] .. 'a:' .. x, '1', 'NX', 'PX', ARGV[7]) then
+			redis.call('DEL', KEYS[2] .. 'd:' .. x)
+			ahead, head = x, last - (pages - 1) * size + 1
+		end
+	end
+end
+return {now, c, meta, redis.call('LINDEX', wk, 1), written, skip, reaches, ahead, head}
 `)
 
 // walkedScript records a page in one round trip, atomically, after the

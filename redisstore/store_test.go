@@ -52,6 +52,12 @@ func (l *list) Fetch(_ context.Context, w translate.Window) (translate.Batch, er
 	return b, nil
 }
 
+// Detach implements translate.Detacher: the list reads ahead of its
+// walkers, in goroutines, as a gateway's fetcher does.
+func (l *list) Detach() (translate.Fetcher, context.Context, func(error), bool) {
+	return l, context.Background(), func(error) {}, true
+}
+
 func (l *list) insert(id int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -101,11 +107,14 @@ func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*
 func instances(t *testing.T, srv *redistest.Server, n int, ttl time.Duration) []*translate.Engine {
 	engines := make([]*translate.Engine, n)
 	for i := range engines {
+		lists := translate.NewMemoryStore(translate.Numeric, ttl, 64<<20)
 		engines[i] = &translate.Engine{
 			Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
-			Lists: translate.NewMemoryStore(translate.Numeric, ttl, 64<<20),
+			Index: lists.Index(100_000), // its samples in the lists' objects, as a gateway's
+			Lists: lists,
 			Walks: newStore(t, srv, ttl, nil),
 		}
+		t.Cleanup(engines[i].WaitAhead) // before its store closes
 	}
 	return engines
 }

@@ -49,8 +49,12 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 	if !s.forgetLost(ctx) {
 		return c
 	}
+	claim := int64(0)
+	if q.Ahead {
+		claim = max(s.cfg.TTL.Milliseconds(), 1) // a read ahead takes no longer than the window would serve
+	}
 	res, page, err := s.cutCall(ctx, []string{base + "c:" + q.After, base, base + "q:" + s.callName()},
-		run, q.Size, fresh, s.cfg.TTL.Microseconds(), strconv.FormatInt(q.Now.UnixNano(), 10), s.cfg.TTL.Nanoseconds())
+		run, q.Size, fresh, s.cfg.TTL.Microseconds(), strconv.FormatInt(q.Now.UnixNano(), 10), s.cfg.TTL.Nanoseconds(), claim)
 	if err != nil {
 		s.failed("cut", err)
 		return c
@@ -135,7 +139,7 @@ func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.C
 		}
 		return c, true
 	}
-	if len(res) != 7 {
+	if len(res) != 9 {
 		return c, false
 	}
 	written, _ := res[4].(int64)
@@ -148,6 +152,16 @@ func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.C
 	if w != nil {
 		c.Window = w
 		s.served.Add(1)
+		if ahead, _ := res[7].(string); ahead != "" {
+			// The window's marker: the engine reads the walk's next window
+			// after the window's last record, at its offset when known.
+			head, _ := res[8].(int64)
+			c.Ahead, c.AheadHead, c.AheadAt = ahead, int(head), -1
+			meta, _ := res[2].(string)
+			if m, err := parseMeta(meta); err == nil && m.start >= 0 {
+				c.AheadAt = m.start + m.n - 1
+			}
+		}
 	}
 	return c, true
 }
@@ -359,8 +373,11 @@ func (s *Store) lose(key string, made time.Time) {
 // source that cannot be encoded).
 func (s *Store) window(args *[]any, pages *[][]byte, w *translate.StoredWindow, p translate.Walked) (string, *[]byte, bool) {
 	d := w.Data()
-	k0, size := after(s.cfg.Order, d.IDs, p.Last), p.Size
-	if size < 1 || k0 >= len(d.IDs) || (len(d.IDs)-k0+size-1)/size > maxPages {
+	k0, size, first := after(s.cfg.Order, d.IDs, p.Last), p.Size, p.First
+	if first < 1 || first > size {
+		first = size
+	}
+	if size < 1 || k0 >= len(d.IDs) || (len(d.IDs)-k0-first+size-1)/size+1 > maxPages {
 		return "", nil, false
 	}
 	env, ok := s.cfg.Encode(w.Source())
@@ -396,17 +413,18 @@ func (s *Store) window(args *[]any, pages *[][]byte, w *translate.StoredWindow, 
 	}
 	starts = append(starts, len(entries))
 	n := len(d.IDs) - k0
-	for a := 0; a < n; a += size {
-		b := min(a+size+1, n)
+	for a, plen := 0, first; a < n; a, plen = a+plen, size {
+		b := min(a+plen+1, n)
 		*pages = append(*pages, entries[starts[a]:starts[b]:starts[b]])
 		last := ""
-		if a+size < n {
-			last = d.IDs[k0+a+size-1]
+		if a+plen < n {
+			last = d.IDs[k0+a+plen-1]
 		}
 		*args = append(*args, last)
 	}
-	(*args)[4] = fmt.Sprintf("%d %d %d %d %d %d %d %d %s", p.Now.UnixNano(), len(d.IDs), d.Start,
-		b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), k0, size, d.Floor)
+	*args = append(*args, d.IDs[len(d.IDs)-1]) // the window's last id: a read ahead starts after it
+	(*args)[4] = fmt.Sprintf("%d %d %d %d %d %d %d %d %d %s", p.Now.UnixNano(), len(d.IDs), d.Start,
+		b2i(d.FromStart), b2i(d.Ended), b2i(d.Records != nil), k0, size, first, d.Floor)
 	(*args)[5] = env
 	return windowName(), buf, true
 }
@@ -507,18 +525,18 @@ type meta struct {
 // parseMeta reads a window's meta (see scripts.go); its page fields (k0
 // and size) are the script's alone.
 func parseMeta(s string) (m meta, err error) {
-	f := strings.SplitN(s, " ", 11)
-	if len(f) != 11 {
+	f := strings.SplitN(s, " ", 12)
+	if len(f) != 12 {
 		return m, fmt.Errorf("a window's meta of %d fields", len(f))
 	}
-	var n [9]int64
+	var n [10]int64
 	for i := range n {
 		if n[i], err = strconv.ParseInt(f[1+i], 10, 64); err != nil {
 			return m, err
 		}
 	}
 	m.at, m.imade, m.n, m.start = n[0], time.Unix(0, n[1]), int(n[2]), int(n[3])
-	m.fromStart, m.ended, m.records, m.floor = n[4] == 1, n[5] == 1, n[6] == 1, f[10]
+	m.fromStart, m.ended, m.records, m.floor = n[4] == 1, n[5] == 1, n[6] == 1, f[11]
 	return m, nil
 }
 

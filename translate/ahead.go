@@ -29,6 +29,25 @@ type Detacher interface {
 	Detach() (f Fetcher, ctx context.Context, done func(error), ok bool)
 }
 
+// AheadClaimer is a WalkStore shared by instances (redisstore) that
+// tells them of each other's reads ahead: asked by a Cut with
+// CutQuery.Ahead, it gives the marker (CutResult.Ahead) only to the
+// instance that claims the read, in the same call, so that the read is
+// made once whichever instances serve the walk's pages; DoneAhead must
+// follow. An instance that serves the walker's page at the window's end
+// while another reads its rest waits for that read (AwaitAhead) instead
+// of making it again.
+type AheadClaimer interface {
+	WalkStore
+	// DoneAhead marks the read ahead after the cursor over, whatever it
+	// kept, waking the instances that wait for it.
+	DoneAhead(ctx context.Context, list, after string)
+	// AwaitAhead waits, for at most the store's own short bound, for a
+	// read ahead in flight after the cursor, and reports whether there
+	// was one.
+	AwaitAhead(ctx context.Context, list, after string) bool
+}
+
 // DefaultMaxAhead bounds the reads ahead in the background at once when
 // Engine.MaxAhead is 0: past it, a window's end is read when the walker
 // gets there, as without reading ahead.
@@ -38,34 +57,54 @@ const DefaultMaxAhead = 32
 // reads after.
 type aheadKey struct{ list, after string }
 
+// canAhead reports whether the page's fetcher could read ahead now.
+func (e *Engine) canAhead(f Fetcher) bool {
+	_, ok := f.(Detacher)
+	return ok && int(e.aheadN.Load()) < e.maxAhead()
+}
+
+func (e *Engine) maxAhead() int {
+	if e.MaxAhead < 1 {
+		return DefaultMaxAhead
+	}
+	return e.MaxAhead
+}
+
 // readAhead starts the read of a walk's next window after the last
 // record of the window the page was cut from (c.Ahead), in the
 // background, unless the fetcher cannot detach, as many reads are in
 // flight as MaxAhead allows, or one is in flight there.
 func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk Walk) {
-	d, ok := f.(Detacher)
-	if !ok {
-		return
-	}
-	limit := e.MaxAhead
-	if limit < 1 {
-		limit = DefaultMaxAhead
-	}
-	if e.aheadN.Add(1) > int32(limit) {
-		e.aheadN.Add(-1)
-		return
-	}
 	key := aheadKey{strings.Clone(list), strings.Clone(c.Ahead)}
 	wait := make(chan struct{})
-	if _, busy := e.ahead.LoadOrStore(key, wait); busy {
+	d, ok := f.(Detacher)
+	if ok && e.aheadN.Add(1) > int32(e.maxAhead()) {
 		e.aheadN.Add(-1)
-		return
+		ok = false
 	}
-	df, ctx, done, ok := d.Detach()
+	if ok {
+		if _, busy := e.ahead.LoadOrStore(key, wait); busy {
+			e.aheadN.Add(-1)
+			ok = false
+		}
+	}
+	var (
+		df   Fetcher
+		ctx  context.Context
+		done func(error)
+	)
+	if ok {
+		if df, ctx, done, ok = d.Detach(); !ok {
+			e.ahead.Delete(key)
+			close(wait)
+			e.aheadN.Add(-1)
+		}
+	}
+	cl, claimed := e.walks().(AheadClaimer)
 	if !ok {
-		e.ahead.Delete(key)
-		close(wait)
-		e.aheadN.Add(-1)
+		if claimed { // the store gave this instance the read: let the walkers know it is not made
+			go cl.DoneAhead(context.Background(), key.list, key.after)
+		}
 		return
 	}
 	// The walk's page at the window's end starts with the window's last
@@ -82,6 +121,9 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 		defer func() {
 			if v := recover(); v != nil { // a background read must not take the process down
 				err = fmt.Errorf("read ahead: panic: %v", v)
+			}
+			if claimed {
+				cl.DoneAhead(context.WithoutCancel(ctx), key.list, key.after)
 			}
 			e.ahead.Delete(key)
 			close(wait)
@@ -115,7 +157,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, 
 	if c.Continues || c.At.IsZero() {
 		return nil
 	}
-	ahead := walk.Ahead(size, ttl)
+	ahead := walk.Ahead(size, e.MaxPageSize, ttl)
 	if ahead == 0 {
 		return nil
 	}
@@ -164,7 +206,12 @@ func (e *Engine) headAhead(ctx context.Context, req Request, h head, walk Walk, 
 	}
 	x := ids[len(ids)-1]
 	e.awaitAhead(ctx, req.List, x)
-	c := e.walks().Cut(ctx, req.List, CutQuery{After: x, Size: req.Size, Now: now})
+	walks := e.walks()
+	q := CutQuery{After: x, Size: req.Size, Now: now}
+	c := walks.Cut(ctx, req.List, q)
+	if cl, ok := walks.(AheadClaimer); ok && !c.Continues && cl.AwaitAhead(ctx, req.List, x) {
+		c = walks.Cut(ctx, req.List, q) // another instance read it ahead meanwhile
+	}
 	need := req.Size - len(ids)
 	w := c.Window
 	if w == nil || !w.Holds(c.From, need) || w.At.Before(h.w.At) {
@@ -177,6 +224,11 @@ func (e *Engine) headAhead(ctx context.Context, req Request, h head, walk Walk, 
 	walk.Size = max(walk.Size, c.Walk.Size)
 	return pg, w, walk
 }
+
+// WaitAhead waits for the reads ahead in flight (started before the
+// call) to end: for tests, and for whatever stops using the engine and
+// its store.
+func (e *Engine) WaitAhead() { e.aheadWG.Wait() }
 
 // awaitAhead waits for a read ahead in flight after the cursor after, if
 // there is one: the walker got there first, and the read it would make

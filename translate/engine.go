@@ -261,7 +261,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	ls := e.store().learned(req.List)
 	walks := e.walks()
 	now, ttl := e.now(), walks.TTL()
-	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now})
+	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now, Ahead: e.canAhead(f)})
 	walk := c.Walk
 	if c.Continues {
 		walk.Pace(req.Size, c.Made, now)

@@ -1,0 +1,61 @@
+package caddymodule
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// Detach implements translate.Detacher. A read ahead of a walker is the
+// client's request again, as it came (its headers, address, certificate
+// and host: the backend takes it for the same caller, and the list
+// identity is the same), made after the client's request is over: a copy
+// of it prepared as Caddy's server prepares a request (a replacer and an
+// original request of its own, and a copy of the client's vars, so that
+// reverse_proxy writes nothing the client's request still reads), through
+// the same next handler, in a context that ends with the config or after
+// readAheadTimeout, whichever comes first.
+func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), bool) {
+	g := f.g
+	srv, _ := f.r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	if srv == nil || g.life == nil {
+		return nil, nil, nil, false // a handler called outside a server: no request to prepare again
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.r.Context()), g.readAheadTimeout())
+	stop := context.AfterFunc(g.life, cancel)
+	r := caddyhttp.PrepareRequest(f.r.Clone(ctx), caddy.NewReplacer(), nil, srv)
+	if vars, ok := f.r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
+		r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, maps.Clone(vars)))
+	}
+	d := newFetcher(g, r, f.next, f.forward)
+	done := func(err error) {
+		stop()
+		cancel()
+		metrics.aheadCalls.Add(float64(len(d.queries)))
+		if err != nil {
+			metrics.aheadErrors.Inc()
+			g.logger.Debug("read ahead of a walker failed", zap.Int("subrequests", len(d.queries)), zap.Error(err))
+		}
+		d.free()
+	}
+	return d, r.Context(), done, true
+}
+
+// readAheadTimeout bounds a read ahead of a walker: no longer than the
+// window it reads would serve (readahead_ttl), and no longer than
+// maxReadAhead.
+func (g *Gateway) readAheadTimeout() time.Duration {
+	return min(time.Duration(*g.ReadaheadTTL), maxReadAhead)
+}
+
+// maxReadAhead is the longest a read ahead of a walker may take.
+const maxReadAhead = 30 * time.Second
+
+// Interface guard
+var _ translate.Detacher = (*fetcher)(nil)

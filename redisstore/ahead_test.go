@@ -1,0 +1,82 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/translate"
+)
+
+// aheadList is a list whose calls made reading ahead of the walker, in
+// the background, count apart from those the walker's own pages made.
+type aheadList struct {
+	*list
+	background atomic.Int64
+}
+
+type detachedList struct{ l *aheadList }
+
+func (d detachedList) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
+	d.l.background.Add(1)
+	return d.l.list.Fetch(ctx, w)
+}
+
+func (l *aheadList) Detach() (translate.Fetcher, context.Context, func(error), bool) {
+	return detachedList{l}, context.Background(), func(error) {}, true
+}
+
+// TestReadAheadAcrossInstances: three engines sharing a store, pages
+// round robin. The instance whose page is a window's marker claims the
+// read of the walk's next window and makes it in the background; the
+// instance that serves the page at the window's end cuts it from that
+// window, waiting for the read when it is not kept yet, so that no page
+// after the walk's first windows waits for a backend call, the read is
+// made once, and the walk costs what it did.
+func TestReadAheadAcrossInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, size := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", size), func(t *testing.T) {
+			l := &aheadList{list: newList(20_000, 3)}
+			engines := instances(t, srv, 3, 10*time.Second)
+			var ids []string
+			own, pages := 0, 0
+			req := translate.Request{List: fmt.Sprintf("calls|ahead%d", size), Size: size}
+			for {
+				calls0, _ := l.counts()
+				bg0 := l.background.Load()
+				pg, err := engines[pages%3].Page(ctx, l, req)
+				require.NoError(t, err)
+				calls, _ := l.counts()
+				own += calls - calls0 - int(l.background.Load()-bg0)
+				pages++
+				ids = append(ids, pg.IDs...)
+				if !pg.More {
+					break
+				}
+				req.After = pg.IDs[len(pg.IDs)-1]
+			}
+			for _, e := range engines {
+				e.WaitAhead()
+			}
+			assert.Equal(t, l.snapshot(), ids, "the walk is exact")
+			calls, fetched := l.counts()
+			bg := int(l.background.Load())
+			t.Logf("%d pages: %d calls in the walker's pages, %d read ahead; %.3f calls a page, %.3f fetched per served",
+				pages, own, bg, float64(calls)/float64(pages), float64(fetched)/float64(len(ids)))
+			// The first window (read at the walk's second page, its pace
+			// not known yet) may hold no whole page for the next instance,
+			// whose page then reads the second.
+			assert.LessOrEqual(t, own, 3, "calls a page waited for: the first page's and the walk's first windows'")
+			assert.Positive(t, bg)
+			assert.LessOrEqual(t, float64(calls)/float64(pages), map[int]float64{10: 0.05, 100: 0.25}[size], "backend calls per page")
+			assert.LessOrEqual(t, float64(fetched)/float64(len(ids)), 1.10, "records fetched per record served: each window read once")
+		})
+	}
+}
