@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -93,6 +94,7 @@ func (bc *backendCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (bc *backendCounter) counts() (calls, records int64) {
+	caddymodule.SettleReadsAhead()
 	bc.mu.Lock()
 	defer bc.mu.Unlock()
 	return bc.calls, bc.records

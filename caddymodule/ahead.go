@@ -34,9 +34,14 @@ func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), boo
 		r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, maps.Clone(vars)))
 	}
 	d := newFetcher(g, r, f.next, f.forward)
+	d.ep = f.ep
 	done := func(err error) {
 		stop()
 		cancel()
+		if ep := d.ep; ep != nil { // the admin endpoint's cost of the pages counts it
+			ep.counts.calls.Add(int64(len(d.queries)))
+			ep.counts.fetched.Add(int64(d.fetched))
+		}
 		metrics.aheadCalls.Add(float64(len(d.queries)))
 		if err != nil {
 			metrics.aheadErrors.Inc()

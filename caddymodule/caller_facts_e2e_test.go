@@ -112,9 +112,9 @@ func checkSeparate(t *testing.T, kb *keyedBackend, base string, a, b callerFn, k
 	assert.Equal(t, map[string]bool{keyB: true}, owners, "read with b's facts")
 	assert.Greater(t, after, before, "another caller: the backend is asked")
 
-	before, _ = kb.cost(keyA)
+	before = kb.pageCalls(keyA)
 	ids, owners = records(t, a(t, hand))
-	after, _ = kb.cost(keyA)
+	after = kb.pageCalls(keyA)
 	want, _ = nextAfter(kb.a, last, 10)
 	assert.Equal(t, want, ids)
 	assert.Equal(t, map[string]bool{keyA: true}, owners)

@@ -47,13 +47,13 @@ func TestReloadKeepsStateOnlyWhenUnchanged(t *testing.T) {
 	require.Equal(t, kb.a[:30], w.ids)
 	inside := strconv.FormatInt(w.ids[len(w.ids)-1], 10) // where the walk goes on, from its window
 	probe := func() (calls int) {
-		before, _ := kb.cost("a-reload")
+		before := kb.pageCalls("a-reload")
 		a := get(t, c.URL+"/calls?_perPage=10&_cursor="+cursorFor(inside), "X-Api-Key", "a-reload")
 		ids, _ := records(t, a)
 		n, _ := strconv.ParseInt(inside, 10, 64)
 		want, _ := nextAfter(kb.a, n, 10)
 		require.Equal(t, want, ids)
-		after, _ := kb.cost("a-reload")
+		after := kb.pageCalls("a-reload")
 		return after - before
 	}
 	loaded, lists := state()

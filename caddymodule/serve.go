@@ -138,6 +138,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 
 	f = newFetcher(g, r, next, q.forward)
+	f.ep = ep
 	defer f.release()
 	pg, err = ep.engine.Page(r.Context(), f, req)
 	ep.m.subrequests.Observe(float64(len(f.queries)))

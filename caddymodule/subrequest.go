@@ -110,7 +110,9 @@ type fetcher struct {
 	g       *Gateway
 	r       *http.Request
 	next    caddyhttp.Handler
-	forward string // the client's own parameters
+	forward string    // the client's own parameters
+	ep      *endpoint // whose counters a read ahead adds its calls to
+	fetched int       // records the backend sent, over the calls
 
 	read    []*answerBuf // per call, the answer parsed; nil once released
 	queries []string     // backend queries, for logs
@@ -213,6 +215,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		return translate.Batch{}, err
 	}
 	f.read = append(f.read, buf)
+	f.fetched += len(body.IDs)
 	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
 }
 

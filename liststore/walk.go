@@ -78,12 +78,12 @@ import "time"
 // before the read ahead is done waits for it on the instance that reads
 // it, or reads the rest from the backend as it did.
 
-// Marker reports whether a page cut whole from a window, with left whole
-// pages of it after the page (each with the record after it) of pages
-// whole pages the window holds after the page that read it, is the
-// window's marker: the page whose cut starts the read of the walk's next
-// window, about half the window before its end and at most four pages,
-// enough for one backend call at the pace a walker reads.
+// Marker reports whether a page cut whole from a window is the window's
+// marker, the page whose cut starts the read of the walk's next window:
+// about half the window before its end, and at most four pages, enough
+// for one backend call at the pace a walker reads. pages is how many
+// whole pages (each with the record after it) the window holds past the
+// page that read it, left how many of them follow the page cut.
 func Marker(pages, left int) bool { return left == min(maxMarker, pages/2) }
 
 // maxMarker is how many whole pages before a window's last the read of

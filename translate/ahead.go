@@ -167,7 +167,12 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, 
 		e.learn(k.list, []string{k.after}, at, false, nil)
 	}
 	ls := e.store().learned(k.list)
-	req := Request{List: k.list, After: k.after, Size: size}
+	// The page the read serves first is the rest of the walker's page at
+	// the window's end: first records, which a backend that pages by
+	// number can more often send in one answer with the read-ahead than a
+	// whole page (a page stitched from two answers keeps only the last,
+	// which holds no record at or below the cursor).
+	req := Request{List: k.list, After: k.after, Size: first}
 	var (
 		pg    *Page
 		run   *StoredWindow

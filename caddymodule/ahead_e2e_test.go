@@ -1,0 +1,55 @@
+package caddymodule_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/caddymodule"
+	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/legacy/reference"
+)
+
+// TestReadAheadOfTheWalkerThroughCaddy walks the reference backend
+// through a real Caddy: a window's marker page starts the read of the
+// walk's next window in the background, the client's request made again
+// through reverse_proxy after the response, so that after the walk's
+// first windows no page's own request calls the backend, and the walk
+// costs the backend what it did (calls and records per page), exact.
+func TestReadAheadOfTheWalkerThroughCaddy(t *testing.T) {
+	for _, perPage := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
+			b := reference.New(reference.Config{Seed: 7, Records: 6000})
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+			want := b.IDs("calls")
+			key := []string{"X-Api-Key", "ahead-" + strconv.Itoa(perPage)}
+
+			calls0, bg0 := b.Requests("calls"), caddymodule.BackgroundCalls()
+			var got []int64
+			after, pages := "", 0
+			for {
+				a, ids := pageAfter(t, c.URL, "calls", perPage, after, key...)
+				got = append(got, ids...)
+				pages++
+				if a.header.Get("next_page_cursor") == "" {
+					break
+				}
+				after = strconv.FormatInt(ids[len(ids)-1], 10)
+			}
+			require.Equal(t, want, got, "the walk is exact")
+			bg := caddymodule.BackgroundCalls() - bg0
+			calls := b.Requests("calls") - calls0
+			own := calls - bg
+			t.Logf("%d pages: %d backend calls, %d of them read ahead in the background", pages, calls, bg)
+			assert.LessOrEqual(t, own, int64(3), "calls a page's own request made: the first page's and the walk's first windows'")
+			assert.Positive(t, bg, "windows read ahead of the walker")
+			assert.LessOrEqual(t, float64(calls)/float64(pages), map[int]float64{10: 0.05, 100: 0.25}[perPage], "backend calls per page")
+		})
+	}
+}

@@ -1,0 +1,27 @@
+package caddymodule
+
+import dto "github.com/prometheus/client_model/go"
+
+// SettleReadsAhead waits until no running gateway reads ahead of a
+// walker: what a test then counts at its backend is every call the pages
+// so far started, the background ones among them.
+func SettleReadsAhead() {
+	for _, g := range runningGateways() {
+		for _, ep := range g.endpoints {
+			if ep.engine != nil {
+				ep.engine.WaitAhead()
+			}
+		}
+	}
+}
+
+// BackgroundCalls is how many backend calls the process's gateways have
+// made reading ahead of walkers, once they are settled.
+func BackgroundCalls() int64 {
+	SettleReadsAhead()
+	var m dto.Metric
+	if metrics.aheadCalls == nil || metrics.aheadCalls.Write(&m) != nil {
+		return 0
+	}
+	return int64(m.GetCounter().GetValue())
+}
