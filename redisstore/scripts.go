@@ -69,7 +69,7 @@ import "github.com/redis/go-redis/v9"
 // records after the cursor to the page's end and the one after it (or
 // fewer, where the window ends: reaches is then 1). Two values follow:
 // when the page is the window's marker (liststore.Marker: a page at the
-// walk's size, a few whole pages before the window's last) and the
+// walk's size, half the window's whole pages before its last) and the
 // script claimed the read ahead after the window's last record for this
 // instance (ahead.go), that id and how many records follow the window's
 // last whole page, for the engine to read the walk's next window ahead;
@@ -131,7 +131,7 @@ local ahead, head = '', 0
 local last = n - 1 - k0 - first -- past the first page's last record, to the window's last
 if whole and ended == '0' and last >= 0 then
 	local pages = 1 + math.floor(last / size) -- whole pages: a record follows each
-	if ARGV[7] ~= '0' and pages - 1 - j == math.min(4, math.floor(pages / 2)) then
+	if ARGV[7] ~= '0' and pages - 1 - j == math.floor(pages / 2) then
 		local x = redis.call('LINDEX', wk, -1)
 		if redis.call('SET', KEYS[2] .. 'a:' .. x, '1', 'NX', 'PX', ARGV[7]) then
 			redis.call('DEL', KEYS[2] .. 'd:' .. x)
