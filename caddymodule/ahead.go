@@ -18,7 +18,8 @@ import (
 // identity is the same), made after the client's request is over: a copy
 // of it prepared as Caddy's server prepares a request (a replacer and an
 // original request of its own, and a copy of the client's vars, so that
-// reverse_proxy writes nothing the client's request still reads), through
+// reverse_proxy writes nothing the client's request still reads and
+// reads what it read), through
 // the same next handler, in a context that ends with the config or after
 // readAheadTimeout, whichever comes first.
 func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), bool) {
@@ -29,9 +30,23 @@ func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), boo
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.r.Context()), g.readAheadTimeout())
 	stop := context.AfterFunc(g.life, cancel)
-	r := caddyhttp.PrepareRequest(f.r.Clone(ctx), caddy.NewReplacer(), nil, srv)
-	if vars, ok := f.r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
-		r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, maps.Clone(vars)))
+	repl := caddy.NewReplacer()
+	r := caddyhttp.PrepareRequest(f.r.Clone(ctx), repl, nil, srv)
+	// What handlers before the gateway made of the client's request, which
+	// reverse_proxy may tell the backend the caller by (header_up with
+	// {http.vars.*}, {http.auth.user.id}, a map's outputs), is the
+	// read's too (TestReadAheadCarriesTheCallersVars): the client's vars
+	// go into the map PrepareRequest made, which the replacer reads
+	// {http.vars.*} from, and a placeholder the read's own request does
+	// not know is the client's replacer's. That replacer is only read:
+	// the client's handlers after the gateway have run, and what runs for
+	// the read writes to its own.
+	own, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
+	if vars, ok := f.r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any); ok && own != nil {
+		maps.Copy(own, vars)
+	}
+	if client, ok := f.r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Map(client.Get)
 	}
 	d := newFetcher(g, r, f.next, f.forward)
 	d.ep = f.ep

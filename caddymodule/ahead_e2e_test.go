@@ -2,6 +2,7 @@ package caddymodule_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
@@ -52,4 +53,46 @@ func TestReadAheadOfTheWalkerThroughCaddy(t *testing.T) {
 			assert.LessOrEqual(t, float64(calls)/float64(pages), map[int]float64{10: 0.05, 100: 0.25}[perPage], "backend calls per page")
 		})
 	}
+}
+
+// TestReadAheadCarriesTheCallersVars: handlers before the gateway make
+// something of the client's request (a variable, a map's output), and
+// reverse_proxy tells the backend who the caller is from them (header_up
+// with placeholders). A read ahead is that request again after the
+// response: it must carry them as the client's pages did, or the backend
+// would see another caller and the window read ahead would hold that
+// caller's records. The backend here shows tenant b's records when both
+// headers say b, and tenant a's otherwise.
+func TestReadAheadCarriesTheCallersVars(t *testing.T) {
+	kb := newKeyedBackend(600, 1000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("X-Api-Key", "a-vars")
+		if r.Header.Get("X-Up") == "b" && r.Header.Get("X-Map") == "b" {
+			r.Header.Set("X-Api-Key", "b-vars")
+		}
+		kb.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, `
+http://:0 {
+	vars tenant {http.request.header.X-Tenant}
+	map {http.request.header.X-Tenant} {mapped} {
+		b b
+		default a
+	}
+	helpdesk_gateway
+	reverse_proxy {backend} {
+		header_up X-Up {http.vars.tenant}
+		header_up X-Map {mapped}
+	}
+}
+`, srv.URL)
+	bg0 := caddymodule.BackgroundCalls()
+	w := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Tenant", "b")}
+	for !w.done {
+		w.next(t)
+	}
+	assert.Equal(t, kb.b, w.ids, "tenant b's records, every page")
+	assert.Equal(t, map[string]bool{"b-vars": true}, w.owners, "read as tenant b, reads ahead too")
+	assert.Positive(t, caddymodule.BackgroundCalls()-bg0, "windows read ahead of the walker")
 }
