@@ -16,12 +16,11 @@ import (
 // client's request again, as it came (its headers, address, certificate
 // and host: the backend takes it for the same caller, and the list
 // identity is the same), made after the client's request is over: a copy
-// of it prepared as Caddy's server prepares a request (a replacer and an
-// original request of its own, and a copy of the client's vars, so that
-// reverse_proxy writes nothing the client's request still reads and
-// reads what it read), through
-// the same next handler, in a context that ends with the config or after
-// readAheadTimeout, whichever comes first.
+// of it prepared as Caddy's server prepares a request (a replacer, vars
+// and an original request of its own, so that reverse_proxy writes
+// nothing the client's request still reads, and reads what it read),
+// through the same next handler, in a context that ends with the config
+// or after readAheadTimeout, whichever comes first.
 func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), bool) {
 	g := f.g
 	srv, _ := f.r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
