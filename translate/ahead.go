@@ -100,9 +100,9 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 			e.aheadN.Add(-1)
 		}
 	}
-	cl, claimed := e.walks().(AheadClaimer)
+	cl, claims := e.walks().(AheadClaimer) // then c.Ahead is this instance's read
 	if !ok {
-		if claimed { // the store gave this instance the read: let the walkers know it is not made
+		if claims { // let the walkers know the read is not made
 			go cl.DoneAhead(context.Background(), key.list, key.after)
 		}
 		return
@@ -122,7 +122,7 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 			if v := recover(); v != nil { // a background read must not take the process down
 				err = fmt.Errorf("read ahead: panic: %v", v)
 			}
-			if claimed {
+			if claims {
 				cl.DoneAhead(context.WithoutCancel(ctx), key.list, key.after)
 			}
 			e.ahead.Delete(key)
