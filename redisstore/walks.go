@@ -66,7 +66,7 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 		// connection it went through): its entries are not this run's.
 		return translate.CutResult{}
 	}
-	c, ok := s.cut(res, page, q)
+	c, ok := s.cut(list, res, page, q)
 	if !ok {
 		s.failed("cut", fmt.Errorf("unexpected answer to the cut script: %d values", len(res)))
 		return translate.CutResult{}
@@ -108,7 +108,7 @@ func (s *Store) cutCall(ctx context.Context, keys []string, args ...any) ([]any,
 
 // cut reads cutScript's answer and the page it copied; false when it is
 // not one.
-func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.CutResult, ok bool) {
+func (s *Store) cut(list string, res []any, page string, q translate.CutQuery) (c translate.CutResult, ok bool) {
 	if len(res) == 0 {
 		return c, false // not what the script returns: another server's idea of EVALSHA
 	}
@@ -145,22 +145,23 @@ func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.C
 	written, _ := res[4].(int64)
 	skip, _ := res[5].(int64)
 	reaches, _ := res[6].(int64)
-	w, err := s.view(res[2], res[3], page, int(skip), reaches == 1, e, q, written == 1)
-	if err != nil {
-		return c, false
+	w, m, err := s.view(res[2], res[3], page, int(skip), reaches == 1, e, q, written == 1)
+	ahead, _ := res[7].(string)
+	if err != nil || w == nil {
+		if ahead != "" { // the script claimed a read this instance will not make
+			go s.DoneAhead(context.Background(), list, ahead)
+		}
+		return c, err == nil
 	}
-	if w != nil {
-		c.Window = w
-		s.served.Add(1)
-		if ahead, _ := res[7].(string); ahead != "" {
-			// The window's marker: the engine reads the walk's next window
-			// after the window's last record, at its offset when known.
-			head, _ := res[8].(int64)
-			c.Ahead, c.AheadHead, c.AheadAt = ahead, int(head), -1
-			meta, _ := res[2].(string)
-			if m, err := parseMeta(meta); err == nil && m.start >= 0 {
-				c.AheadAt = m.start + m.n - 1
-			}
+	c.Window = w
+	s.served.Add(1)
+	if ahead != "" {
+		// The window's marker: the engine reads the walk's next window
+		// after the window's last record, at its offset when known.
+		head, _ := res[8].(int64)
+		c.Ahead, c.AheadHead, c.AheadAt = ahead, int(head), -1
+		if m.start >= 0 {
+			c.AheadAt = m.start + m.n - 1
 		}
 	}
 	return c, true
@@ -171,18 +172,18 @@ func (s *Store) cut(res []any, page string, q translate.CutQuery) (c translate.C
 // reaches says the page is the window's last. nil when this instance's
 // clock says the window is past its TTL or it holds nothing after the
 // cursor.
-func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, error) {
+func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entry, q translate.CutQuery, written bool) (*translate.StoredWindow, meta, error) {
 	meta, _ := metaV.(string)
 	env, _ := envV.(string)
 	m, err := parseMeta(meta)
 	if err != nil {
-		return nil, err
+		return nil, m, err
 	}
 	if q.Now.Sub(m.imade) >= s.cfg.TTL {
-		return nil, nil
+		return nil, m, nil
 	}
 	if len(raw) == 0 {
-		return nil, errors.New("an empty window page") // the script copies none
+		return nil, m, errors.New("an empty window page") // the script copies none
 	}
 	d := translate.WindowData{
 		Start: -1,
@@ -202,11 +203,11 @@ func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entr
 	for len(b) > 0 {
 		id, rest, ok := field(b)
 		if !ok {
-			return nil, errors.New("a window entry is cut short")
+			return nil, m, errors.New("a window entry is cut short")
 		}
 		rec, rest, ok := field(rest)
 		if !ok {
-			return nil, errors.New("a window entry is cut short")
+			return nil, m, errors.New("a window entry is cut short")
 		}
 		b = rest
 		if skip > 0 {
@@ -219,7 +220,7 @@ func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entr
 		}
 	}
 	if len(d.IDs) == 0 {
-		return nil, nil
+		return nil, m, nil
 	}
 	// The window's end is the view's only when the view reaches it.
 	d.Ended = m.ended && reaches
@@ -232,13 +233,13 @@ func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entr
 	// The view is the records after the cursor, or it is not this list's.
 	o := s.cfg.Order
 	if o.Compare(d.IDs[0], q.After) <= 0 || !m.fromStart && o.Compare(q.After, m.floor) < 0 {
-		return nil, nil // not what the entry said: read from the backend
+		return nil, m, nil // not what the entry said: read from the backend
 	}
 	src := s.cfg.Decode([]byte(env))
 	if src == nil {
-		return nil, nil // an envelope this instance cannot read: from the backend
+		return nil, m, nil // an envelope this instance cannot read: from the backend
 	}
-	return translate.NewStoredWindow(d, src, ref{win: e.win, base: e.k, written: written}), nil
+	return translate.NewStoredWindow(d, src, ref{win: e.win, base: e.k, written: written}), m, nil
 }
 
 // Walked implements translate.WalkStore: the page's chain entry and the

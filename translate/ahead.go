@@ -102,9 +102,7 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 	}
 	cl, claims := e.walks().(AheadClaimer) // then c.Ahead is this instance's read
 	if !ok {
-		if claims { // let the walkers know the read is not made
-			go cl.DoneAhead(context.Background(), key.list, key.after)
-		}
+		e.dropAhead(key.list, key.after)
 		return
 	}
 	// The walk's page at the window's end starts with the window's last
@@ -137,6 +135,15 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 		return
 	}
 	go read()
+}
+
+// dropAhead tells a store that claims reads ahead that the one it gave
+// this instance after the cursor is not made, so that no walker waits for
+// it.
+func (e *Engine) dropAhead(list, after string) {
+	if cl, ok := e.walks().(AheadClaimer); ok {
+		go cl.DoneAhead(context.Background(), strings.Clone(list), strings.Clone(after))
+	}
 }
 
 // prefetch reads the walk's next window after the cursor k.after (the

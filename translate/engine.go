@@ -275,6 +275,9 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		}
 		return pg, nil
 	}
+	if c.Ahead != "" {
+		e.dropAhead(req.List, c.Ahead) // no page cut whole: no marker
+	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
 	if pg, w, walk := e.headAhead(ctx, req, h, walk, now); pg != nil {
 		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
