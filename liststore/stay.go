@@ -77,9 +77,9 @@ type stay struct {
 
 	hits, signs, stoodDown atomic.Int64
 
-	// onChange, when set, is told each change between trusted and not,
-	// and the sign that caused a stand-down; called with mu held.
-	onChange func(trusted bool)
+	// onChange, when set, is told each sign (sign set) and each proof,
+	// with whether windows serve after it; called with mu held.
+	onChange func(trusted, sign bool)
 }
 
 // admits records a cursor that continues a walk served here at now, and
@@ -102,7 +102,7 @@ func (p *stay) admits(now time.Time, probe bool) bool {
 	}
 	p.trusted = true
 	if p.onChange != nil {
-		p.onChange(true)
+		p.onChange(true, false)
 	}
 	return true
 }
@@ -115,13 +115,12 @@ func (p *stay) sign(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.run, p.lastSign = 0, now
-	if !p.trusted {
-		return
+	if p.trusted {
+		p.trusted = false
+		p.stoodDown.Add(1)
 	}
-	p.trusted = false
-	p.stoodDown.Add(1)
 	if p.onChange != nil {
-		p.onChange(false)
+		p.onChange(false, true)
 	}
 }
 
@@ -142,11 +141,11 @@ func (s *Memory[S]) Stay() Stay {
 	return s.stays.state()
 }
 
-// OnStay sets f to be told each time the store starts trusting its
-// windows (true) or stands down at a sign (false). f is called with a
-// lock of the store's held: it must not call the store. Set it before
-// the first page.
-func (s *Memory[S]) OnStay(f func(trusted bool)) { s.stays.onChange = f }
+// OnStay sets f to be told of each sign (sign set; windows then do not
+// serve) and of each proof (trusted set). f is called with a lock of the
+// store's held: it must not call the store. Set it before the first
+// page.
+func (s *Memory[S]) OnStay(f func(trusted, sign bool)) { s.stays.onChange = f }
 
 // TrustWalks makes the store trust its windows from now on, as if it had
 // proven that walks stay on it, until the next sign: for a program that
@@ -157,3 +156,6 @@ func (s *Memory[S]) TrustWalks() {
 	s.stays.trusted, s.stays.run = true, ProofHits
 	s.stays.mu.Unlock()
 }
+
+// Quiet is how long the store waits after a sign before it proves again.
+func (s *Memory[S]) Quiet() time.Duration { return s.stays.quiet }
