@@ -148,6 +148,7 @@ func TestReadaheadFreshness(t *testing.T) {
 	// reads ahead of the walker they started in the background.
 	own := func() int64 { return b.Requests("calls") - caddymodule.BackgroundCalls() }
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl "+ttl.String()), srv.URL)
+	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
 		name string
@@ -219,6 +220,7 @@ func TestReadaheadCacheControl(t *testing.T) {
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
 		name    string
@@ -279,6 +281,7 @@ func TestReadaheadWindowServesConcurrentPages(t *testing.T) {
 	// reads ahead of the walker they started in the background.
 	own := func() int64 { return b.Requests("calls") - caddymodule.BackgroundCalls() }
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 	key := []string{"X-Api-Key", "workers"}
 	ids := b.IDs("calls")
 
@@ -338,6 +341,7 @@ func TestReadaheadAtTheBackendLimit(t *testing.T) {
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
+			caddymodule.TrustWalks()
 			ids, pages := walkCursor(t, c.URL, "/calls", tc.perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			pageWalk := int64(0) // a _page walk by the same pages, each stepping through all before it
