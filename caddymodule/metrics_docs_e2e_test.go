@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -55,6 +56,11 @@ func scrapedSeries(text string) map[string]string {
 	}
 	return out
 }
+
+// pendingMetrics are named by the pages ahead of their code: issue 41's
+// read-ahead that stands down behind a spreading balancer. Once exported,
+// they are checked as every other (and must be in the table).
+var pendingMetrics = map[string]bool{"helpdesk_gateway_readahead_stood_down": true}
 
 var seriesRE = regexp.MustCompile(`^([a-z_]+)(?:\{(.*)\})?$`)
 
@@ -107,6 +113,22 @@ func TestDocumentedMetricsAtFirstScrape(t *testing.T) {
 	for name := range exported {
 		_, ok := documented[name]
 		assert.True(t, ok, "%s is exported but not in docs/operating.md's table", name)
+	}
+
+	// Every metric the pages name anywhere, in the text too.
+	pages, err := filepath.Glob("../docs/*.md")
+	require.NoError(t, err)
+	named := regexp.MustCompile(`helpdesk_gateway_[a-z_]*[a-z]`)
+	for _, page := range append(pages, "../README.md", "../SECURITY.md") {
+		raw, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, name := range named.FindAllString(string(raw), -1) {
+			if pendingMetrics[name] {
+				continue
+			}
+			_, ok := exported[name]
+			assert.True(t, ok, "%s names %s, which the gateway does not export", page, name)
+		}
 	}
 
 	// The counters every cursor endpoint has at 0 from the start: every
