@@ -1,13 +1,17 @@
 package caddymodule_test
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +22,8 @@ import (
 // TestDefaultCaddyfileRuns runs the repository's default Caddyfile, as
 // `go run ./cmd/caddy run` does, with its two ports moved to free loopback
 // ports, and follows the README's curl session: the first page of /calls,
-// then next_page_cursor, then a cursor built by hand with printf | base64.
+// then next_page_cursor, then a cursor built by hand with printf | base64;
+// then runs that session's block with sh and curl, as the README shows it.
 func TestDefaultCaddyfileRuns(t *testing.T) {
 	text, err := os.ReadFile("../Caddyfile")
 	require.NoError(t, err)
@@ -70,6 +75,38 @@ func TestDefaultCaddyfileRuns(t *testing.T) {
 		assert.Greater(t, id, int64(61))
 	}
 	assert.NotEmpty(t, a.header.Get("next_page_cursor"))
+
+	// The README's "Try it" session, word for word but for the address.
+	t.Run("README try-it", func(t *testing.T) {
+		requireProgram(t, "curl")
+		script := docExample(t, "try-it")
+		require.Contains(t, script, "http://localhost:8080/")
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-e", "-c", strings.ReplaceAll(script, "http://localhost:8080/", base+"/"))
+		cmd.Dir = t.TempDir() // it writes headers.txt
+		cmd.Env = withoutProxies(os.Environ())
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "stderr:\n%s", stderr.String())
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		require.Len(t, lines, 10, "3 ids, the header, 3 ids, 3 ids:\n%s", out)
+		ids := func(lines []string) []int64 {
+			var out []int64
+			for _, l := range lines {
+				id, ok := strings.CutPrefix(l, `"id":`)
+				require.True(t, ok, l)
+				out = append(out, toInts(t, []string{id})...)
+			}
+			require.True(t, slices.IsSorted(out) && len(out) == 3, "%v", out)
+			return out
+		}
+		first, next, after61 := ids(lines[:3]), ids(lines[4:7]), ids(lines[7:])
+		assert.Equal(t, "next_page_cursor: "+exactCursor(strconv.FormatInt(first[2], 10)), strings.TrimSpace(lines[3]), "the first page's header")
+		assert.Greater(t, next[0], first[2], "the cursor followed: the records after the first page")
+		assert.Greater(t, after61[0], int64(61), "the hand-made cursor: the records after id 61")
+	})
 
 	// The backend site serves the reference backend directly, newest first.
 	direct := get(t, "http://"+backend+"/calls?_perPage=50")

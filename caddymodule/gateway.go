@@ -173,7 +173,7 @@ type Gateway struct {
 
 // endpoint is one owned path.
 type endpoint struct {
-	name   string // as configured, e.g. /calls
+	name   string // its path with base_path, e.g. /api/v3/calls: the metrics' and logs' endpoint
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
@@ -233,14 +233,14 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	g.stopPurge = g.windows.PurgeEvery(purgeInterval(time.Duration(*g.ReadaheadTTL)))
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {
-		ep := &endpoint{name: name, cursor: true, engine: &translate.Engine{
+		ep := &endpoint{name: g.BasePath + name, cursor: true, engine: &translate.Engine{
 			Order:       g.order,
 			MaxPageSize: g.BackendMaxPerPage,
 			MaxCalls:    g.MaxSubrequests,
 			Index:       g.windows.Index(g.IndexSize), // its samples in each list's object, under readahead_memory
 			Offsets:     g.dialect.Offsets(),
 			Lists:       g.windows,
-		}, m: newEndpointMetrics(name, true)}
+		}, m: newEndpointMetrics(g.BasePath+name, true)}
 		if g.store != nil {
 			ep.engine.Walks = g.store.Store // never a nil *Store in the interface
 		}
@@ -250,11 +250,11 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 			ep.engine.KeysetInclusive = g.dialect.KeysetInclusive()
 			ep.engine.OnKeysetMisread = g.keysetMisread(ep)
 		}
-		metrics.pageLimit.WithLabelValues(name).Set(float64(g.BackendMaxPerPage))
+		metrics.pageLimit.WithLabelValues(ep.name).Set(float64(g.BackendMaxPerPage))
 		g.endpoints[g.BasePath+name] = ep
 	}
 	for _, name := range g.FilterEndpoints {
-		g.endpoints[g.BasePath+name] = &endpoint{name: name, m: newEndpointMetrics(name, false)}
+		g.endpoints[g.BasePath+name] = &endpoint{name: g.BasePath + name, m: newEndpointMetrics(g.BasePath+name, false)}
 	}
 	g.spellings = endpointSpellings(g.endpoints)
 	if g.OpenAPIPath != "" {

@@ -18,6 +18,23 @@ const (
 	outcomeError       = "error"
 )
 
+// The label values known before anything happens. Each series is made at
+// 0 when the gateway starts (registerMetrics, newEndpointMetrics), so
+// that a counter the rollout checklist says stays at 0 is there at 0 from
+// the first scrape, and rate() and alerts see its first event.
+var (
+	// cursorOutcomes are the outcomes of a cursor request; a filter
+	// request is ok or client_error (the backend's answer is not counted).
+	cursorOutcomes = []string{outcomeOK, outcomeClientError, outcomeBackend, outcomeUnusable, outcomeUnavailable, outcomeLimit, outcomeError}
+	// filterReasons are the reasons a _filters value is refused: the
+	// query's (serve.go) and ticketfilter.FilterError's.
+	filterReasons = []string{"query", "repeated", "syntax", "too_long", "too_many", "unknown_parameter", "not_filterable", "operator", "value"}
+	// dropReasons are windowDropped's; storeOps the shared store's calls
+	// (redisstore's OnError).
+	dropReasons = []string{"evicted", "expired"}
+	storeOps    = []string{"cut", "walked", "ahead"}
+)
+
 // metrics are the gateway's Prometheus collectors, all prefixed
 // helpdesk_gateway_. They are made once per process and registered with the
 // registry of every config that uses the gateway, as Caddy's own modules do,
@@ -46,7 +63,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 	metrics.once.Do(func() {
 		metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Name: "requests_total",
-			Help: "Client requests on owned endpoints, by endpoint and outcome.",
+			Help: "Client requests on owned endpoints, by endpoint (its path with base_path) and outcome.",
 		}, []string{"endpoint", "outcome"})
 		metrics.subrequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Name: "backend_subrequests",
@@ -83,7 +100,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 		}, []string{"reason"})
 		metrics.windowBytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Name: "readahead_window_bytes",
-			Help: "Bytes of backend answers held as read-ahead windows, across the running gateways.",
+			Help: "Bytes the running gateways hold of their callers' lists under readahead_memory, all counted: read-ahead windows, walks, each list's identity, learned state and position samples (not what readahead_store holds).",
 		}, func() float64 {
 			var n int64
 			for _, g := range runningGateways() {
@@ -119,6 +136,15 @@ func registerMetrics(registry *prometheus.Registry) error {
 			}
 			return float64(n)
 		})
+		for _, r := range filterReasons {
+			metrics.filterRejections.WithLabelValues(r)
+		}
+		for _, r := range dropReasons {
+			metrics.windowsDropped.WithLabelValues(r)
+		}
+		for _, op := range storeOps {
+			metrics.storeErrors.WithLabelValues(op)
+		}
 	})
 	for _, c := range collectors() {
 		if registry == nil {
@@ -142,7 +168,10 @@ func collectors() []prometheus.Collector {
 // endpointMetrics are one endpoint's children of the collectors for what
 // happens on most requests, looked up once at Provision: a lookup by label
 // values hashes the labels and takes a lock on every request. Rarer
-// outcomes are looked up as they happen.
+// outcomes are looked up as they happen; newEndpointMetrics makes their
+// series at 0 all the same. name is the endpoint's path with base_path,
+// as the admin endpoint shows it: two gateways with different base paths
+// in one Caddy count apart.
 type endpointMetrics struct {
 	ok, clientError prometheus.Counter
 	subrequests     prometheus.Observer // cursor endpoints only
@@ -160,15 +189,21 @@ func newEndpointMetrics(name string, cursor bool) *endpointMetrics {
 		m.hit = metrics.index.WithLabelValues(name, "hit")
 		m.miss = metrics.index.WithLabelValues(name, "miss")
 		m.readahead = metrics.readaheadPages.WithLabelValues(name)
+		for _, o := range cursorOutcomes {
+			metrics.requests.WithLabelValues(name, o)
+		}
+		metrics.index.WithLabelValues(name, "relocation")
+		metrics.unusable.WithLabelValues(name)
+		metrics.keysetMisreads.WithLabelValues(name)
 	}
 	return m
 }
 
 // windowDropped counts a read-ahead window dropped by a store.
 func windowDropped(expired bool) {
-	reason := "evicted"
+	reason := dropReasons[0]
 	if expired {
-		reason = "expired"
+		reason = dropReasons[1]
 	}
 	metrics.windowsDropped.WithLabelValues(reason).Inc()
 }

@@ -54,6 +54,11 @@ type backendWalk struct {
 	ignored   bool // the second window came back as the first: it ignores the page number or offset
 	orderOK   bool // the ids ascend under the configured id order
 	lexical   bool // they ascend as strings, not as numbers
+	// What was observed: each field above is a default until the
+	// request that shows it answers, and describe reports only these.
+	answered   bool // the first window answered
+	firstKnown bool // page 0 was asked and answered, or refused (page dialects)
+	pagedKnown bool // the second window was asked and answered
 }
 
 // walkBackend reads the list from the backend in its paging dialect with
@@ -86,14 +91,18 @@ func (v *verifier) walkBackend(ctx context.Context, name string) *backendWalk {
 	one, _, err := v.fetchFrom(ctx, v.backend, query(first, v.cfg.BackendPerPage))
 	if err != nil {
 		v.problem("request", "%s, %s: %v", name, at(first), err)
+		v.report(w)
 		return bw
 	}
+	bw.answered = true
 	if !d.Offsets() {
 		// Does page 0 exist apart from page 1? A backend numbering pages
 		// from 0 loses its first page to a gateway that starts at 1.
-		if zero, _, err := v.fetchFrom(ctx, v.backend, query(0, v.cfg.BackendPerPage)); err == nil && len(zero) > 0 && !slices.Equal(zero, one) {
+		zero, _, err := v.fetchFrom(ctx, v.backend, query(0, v.cfg.BackendPerPage))
+		if err == nil && len(zero) > 0 && !slices.Equal(zero, one) {
 			bw.firstPage = 0
 		}
+		bw.firstKnown = err == nil || refused(err)
 		first = bw.firstPage
 	}
 	small, _, err := v.fetchFrom(ctx, v.backend, query(first, 1))
@@ -104,6 +113,7 @@ func (v *verifier) walkBackend(ctx context.Context, name string) *backendWalk {
 		// parameter as its own.
 		second, _, err := v.fetchFrom(ctx, v.backend, query(first+1, 1))
 		bw.ignored = err == nil && slices.Equal(second, small)
+		bw.pagedKnown = err == nil
 	}
 	if bw.ignored {
 		v.problem("paging", "%s: asking for %s gave the first window again: the backend does not page by %s; set backend_page_param, or backend_offset_param, to the parameter it pages by",
@@ -186,16 +196,24 @@ func (v *verifier) compareBackend(ctx context.Context, direct *backendWalk, byCu
 }
 
 // describe reports what the backend walk showed of the backend's paging,
-// and the Caddyfile lines that match it.
+// and the Caddyfile lines that match it: only what the backend's answers
+// showed. What a failed request or a walk stopped early left unseen is
+// said to be unobserved, with no Caddyfile line for it.
 func (v *verifier) describe(d *backendWalk) {
 	fmt.Fprintln(v.out, "backend, as observed:")
+	if !d.answered {
+		fmt.Fprintln(v.out, "  nothing: the backend's first window did not come (see the request problem above), so its page size, first page and id order could not be observed")
+		return
+	}
 	var lines []string
 	switch {
-	case d.largest == 0:
-		fmt.Fprintln(v.out, "  page size: unknown, the list is empty")
 	case d.fixed:
 		fmt.Fprintf(v.out, "  page size: ignores %s, sends pages of %d\n", v.cfg.BackendPaging.PerPageParam(), d.largest)
 		lines = append(lines, fmt.Sprintf("backend_max_per_page %d", d.largest))
+	case !d.complete:
+		fmt.Fprintln(v.out, "  page size: not observed: the backend walk stopped before the end")
+	case d.largest == 0:
+		fmt.Fprintln(v.out, "  page size: not observed: the list is empty")
 	case d.largest < v.cfg.BackendPerPage && d.pages > 1:
 		fmt.Fprintf(v.out, "  page size: clamps %s to %d (asked for %d)\n", v.cfg.BackendPaging.PerPageParam(), d.largest, v.cfg.BackendPerPage)
 		lines = append(lines, fmt.Sprintf("backend_max_per_page %d", d.largest))
@@ -204,16 +222,20 @@ func (v *verifier) describe(d *backendWalk) {
 	default:
 		fmt.Fprintf(v.out, "  page size: serves %d per page as asked\n", d.largest)
 	}
-	if d.largest > 0 && d.largest < translate.MinBackendPageSize && (d.fixed || d.pages > 1) {
+	if d.largest > 0 && d.largest < translate.MinBackendPageSize && (d.fixed || d.complete && d.pages > 1) {
 		fmt.Fprintf(v.out, "  warning: a page limit of %d is below the %d the gateway needs to page this backend\n", d.largest, translate.MinBackendPageSize)
 	}
 	dialect := v.cfg.BackendPaging
 	switch {
 	case d.ignored:
 		fmt.Fprintf(v.out, "  paging: %s is not read as the window: the second window was the first again\n", dialect.Params()[0])
+	case dialect.Offsets() && !d.pagedKnown && !d.complete:
+		fmt.Fprintf(v.out, "  paging: not observed: no second window came by %s\n", dialect.Params()[0])
 	case dialect.Offsets():
 		fmt.Fprintf(v.out, "  paging: by offset %s and limit %s\n", dialect.Offset, dialect.PerPageParam())
 		lines = append(lines, "backend_offset_param "+dialect.Offset)
+	case !d.firstKnown:
+		fmt.Fprintf(v.out, "  first page: not observed: asking for %s=0 got no answer\n", dialect.PageParam())
 	case d.firstPage == 0 && !dialect.FromZero:
 		fmt.Fprintf(v.out, "  first page: %s=0 (the gateway numbers pages from 1 unless told, and would skip the first)\n", dialect.PageParam())
 		lines = append(lines, "backend_first_page 0")
@@ -225,22 +247,35 @@ func (v *verifier) describe(d *backendWalk) {
 	default:
 		fmt.Fprintf(v.out, "  first page: %s=1\n", dialect.PageParam())
 	}
-	if dialect.Page != "" && !dialect.Offsets() {
-		lines = append(lines, "backend_page_param "+dialect.Page)
-	}
-	if dialect.PerPage != "" {
-		lines = append(lines, "backend_per_page_param "+dialect.PerPage)
+	if len(lines) > 0 || d.complete {
+		// The dialect's names, once the backend answered by them.
+		if dialect.Page != "" && !dialect.Offsets() {
+			lines = append(lines, "backend_page_param "+dialect.Page)
+		}
+		if dialect.PerPage != "" {
+			lines = append(lines, "backend_per_page_param "+dialect.PerPage)
+		}
 	}
 	if v.keysetOK {
 		lines = append(lines, "backend_keyset "+strconv.Quote(dialect.Keyset))
 	}
+	read := "" // the records the order was seen in, when not the whole list
+	if !d.complete {
+		read = fmt.Sprintf(", in the %s read before the walk stopped", count(len(d.ids), "record"))
+	}
 	switch {
+	case len(d.ids) < 2:
+		fmt.Fprintln(v.out, "  id order: not observed: fewer than two records came")
 	case d.orderOK:
-		fmt.Fprintf(v.out, "  id order: ascending %s with %s\n", v.cfg.Order, v.cfg.BackendSort)
-		lines = append(lines, "id_order "+v.cfg.Order.String(), "backend_sort "+v.cfg.BackendSort)
+		fmt.Fprintf(v.out, "  id order: ascending %s with %s%s\n", v.cfg.Order, v.cfg.BackendSort, read)
+		if d.complete {
+			lines = append(lines, "id_order "+v.cfg.Order.String(), "backend_sort "+v.cfg.BackendSort)
+		}
 	case d.lexical:
-		fmt.Fprintf(v.out, "  id order: ascending as strings, not as numbers, with %s\n", v.cfg.BackendSort)
-		lines = append(lines, "id_order lexical", "backend_sort "+v.cfg.BackendSort)
+		fmt.Fprintf(v.out, "  id order: ascending as strings, not as numbers, with %s%s\n", v.cfg.BackendSort, read)
+		if d.complete {
+			lines = append(lines, "id_order lexical", "backend_sort "+v.cfg.BackendSort)
+		}
 	default:
 		fmt.Fprintf(v.out, "  id order: not ascending with %s; the backend ignores it or sorts by another field: find the parameters that sort it by id\n", v.cfg.BackendSort)
 	}

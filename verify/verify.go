@@ -448,7 +448,7 @@ func (v *verifier) fetchFrom(ctx context.Context, target *url.URL, q url.Values)
 		if m := gjson.GetBytes(body, "message"); m.Type == gjson.String {
 			msg = ": " + m.Str
 		}
-		return nil, "", fmt.Errorf("GET %s: %s%s", redact.URL(&u), resp.Status, msg)
+		return nil, "", &statusError{fmt.Sprintf("GET %s: %s%s", redact.URL(&u), resp.Status, msg), resp.StatusCode}
 	}
 	parsed, err := legacy.ParseBody(body, v.cfg.RecordsPath, v.cfg.IDField)
 	if err != nil {
@@ -461,4 +461,20 @@ func (v *verifier) fetchFrom(ctx context.Context, target *url.URL, q url.Values)
 		ids[i] = strings.Clone(id)
 	}
 	return ids, resp.Header.Get("next_page_cursor"), nil
+}
+
+// statusError is an answer other than 200: it was an answer, and a 4xx
+// one says something of the backend (page 0 refused is no page 0), where
+// a 5xx or no answer says nothing.
+type statusError struct {
+	msg    string
+	status int
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// refused reports whether err is a 4xx answer.
+func refused(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.status >= 400 && se.status < 500
 }

@@ -331,3 +331,62 @@ func TestVerifyDescribesTheBackend(t *testing.T) {
 		})
 	}
 }
+
+// failingBackend is fakeBackend answering 503 to the walk's windows (the
+// _perPage it asks for, not the one-record probes) from page from on.
+type failingBackend struct {
+	fakeBackend
+	from int
+}
+
+func (f *failingBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if page, _ := strconv.Atoi(q.Get("_page")); page >= f.from && q.Get("_perPage") != "1" {
+		jsonError(w, http.StatusServiceUnavailable, "down")
+		return
+	}
+	f.fakeBackend.ServeHTTP(w, r)
+}
+
+// TestVerifyReportsOnlyWhatItObserved: when requests fail, verify says
+// what it could not observe, and prints no finding, nor any Caddyfile
+// line, that no answer showed.
+func TestVerifyReportsOnlyWhatItObserved(t *testing.T) {
+	numbers := make([]string, 95)
+	for i := range numbers {
+		numbers[i] = strconv.Itoa(i + 1)
+	}
+	for _, tc := range []struct {
+		name      string
+		gateway   *fakeGateway
+		backend   http.Handler
+		want, not []string
+	}{
+		{"every request fails", &fakeGateway{status: http.StatusServiceUnavailable},
+			&fakeGateway{status: http.StatusServiceUnavailable},
+			[]string{"backend _page walk: 0 records in 0 pages, stopped before the end", "so its page size, first page and id order could not be observed", "FAIL:"},
+			[]string{"page size:", "first page:", "id order:", "matching Caddyfile lines", "the list is empty", "OK:"}},
+		{"the backend fails after its first page", &fakeGateway{pageList: func(int) []int { return ids1to(95) }, cursor: ids1to(95)},
+			&failingBackend{fakeBackend{ids: numbers, first: 1, clamp: 30}, 2},
+			[]string{"page size: not observed: the backend walk stopped before the end", "first page: _page=1",
+				"id order: ascending numeric with _sortField=id&_sortDir=ASC, in the 30 records read before the walk stopped",
+				"FAIL:"},
+			[]string{"backend_max_per_page", "id_order", "clamps", "matching Caddyfile lines"}},
+		{"the backend's list is empty", &fakeGateway{pageList: func(int) []int { return nil }, cursor: nil},
+			&fakeBackend{first: 1},
+			[]string{"page size: not observed: the list is empty", "id order: not observed: fewer than two records came"},
+			[]string{"id_order", "backend_max_per_page"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			backend := httptest.NewServer(tc.backend)
+			t.Cleanup(backend.Close)
+			_, out := runFake(t, tc.gateway, func(c *Config) { c.BackendURL = backend.URL })
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, out, n)
+			}
+		})
+	}
+}
