@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -132,6 +133,11 @@ type (
 		// errors, run_id and eviction policy, pages served and windows
 		// kept. Absent without one.
 		Store *redisstore.State `json:"store,omitempty"`
+		// Walks is what this instance, with no shared store, has seen of
+		// whether its callers' walks stay on it: its windows serve only
+		// while trusted (operating.md, "Several instances"). Absent with a
+		// store or with read-ahead off.
+		Walks *liststore.Stay `json:"walks,omitempty"`
 	}
 	endpointReport struct {
 		Path string `json:"path"`
@@ -220,6 +226,7 @@ func (g *Gateway) report(s site) gatewayReport {
 		st := g.store.State()
 		gr.Readahead.Store = &st
 	}
+	gr.Readahead.Walks = g.staysReport()
 	for _, name := range slices.Concat(g.CursorEndpoints, g.FilterEndpoints) {
 		ep := g.endpoints[g.BasePath+name]
 		if ep == nil {

@@ -38,6 +38,13 @@ type adminReport struct {
 			PagesServed    int64  `json:"pages_served"`
 			WindowsEvicted int64  `json:"windows_evicted"`
 			WindowsExpired int64  `json:"windows_expired"`
+			Walks          *struct {
+				Trusted   bool      `json:"trusted"`
+				Continued int64     `json:"continued"`
+				Signs     int64     `json:"other_instance_cursors"`
+				StoodDown int64     `json:"stood_down"`
+				LastSign  time.Time `json:"last_sign"`
+			} `json:"walks"`
 		} `json:"readahead"`
 		Endpoints []struct {
 			Path                   string `json:"path"`
@@ -186,7 +193,9 @@ http://%[1]s {
 	assert.Equal(t, 1000, other.Endpoints[0].BackendPageLimit, "the default")
 	assert.Equal(t, 100000, other.Endpoints[0].Index.IndexSize, "the default")
 
-	// A walk of /calls with an API key, a page refused, a filter request.
+	// A walk of /calls with an API key, a page refused, a filter request,
+	// on an instance that has seen walks stay (the proof: stay_e2e_test.go).
+	caddymodule.TrustWalks()
 	const secret = "s3cret-key-0xC0FFEE"
 	query := "apikey=" + secret + "&_perPage=30"
 	var pages int64

@@ -28,6 +28,7 @@ func TestReadAheadOfTheWalkerThroughCaddy(t *testing.T) {
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+			caddymodule.TrustWalks()
 			want := b.IDs("calls")
 			key := []string{"X-Api-Key", "ahead-" + strconv.Itoa(perPage)}
 

@@ -204,6 +204,7 @@ func TestCallersInterleaved(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	caddymodule.TrustWalks()
 
 	for _, tc := range []struct {
 		header, a, b string
@@ -246,6 +247,7 @@ func TestCallerIdentityOfAWindow(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
 		name string

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
@@ -153,6 +154,7 @@ https://localhost:0 {
 	}
 }
 `, dir), srv.URL)
+	caddymodule.TrustWalks()
 	base := strings.Replace(c.URL, "http://127.0.0.1", "https://localhost", 1) // the SNI must be the Host, with client_auth
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
@@ -182,6 +184,7 @@ func TestClientAddressesSeparateCallers(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 	from := func(ip string) *http.Client {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
 		return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
@@ -202,6 +205,7 @@ func TestForwardedHostsSeparateCallers(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL,
 		harness.Options{Global: "servers {\n\t\ttrusted_proxies static 127.0.0.0/8\n\t}"})
+	caddymodule.TrustWalks()
 	h := func(host string) http.Header {
 		return http.Header{"X-Forwarded-Host": {host}, "X-Forwarded-For": {"198.51.100.9"}}
 	}
@@ -224,6 +228,7 @@ func TestConnectionNamedHeaderIsNotACaller(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 	sneaky := http.Header{"X-Api-Key": {"a-conn"}, "X-Tenant": {"b-conn"}, "Connection": {"X-Tenant"}}
 	plain := http.Header{"X-Api-Key": {"a-conn"}, "X-Tenant": {"b-conn"}}
 	checkSeparate(t, kb, c.URL, withHeaders(harness.Client, sneaky), withHeaders(harness.Client, plain), "a-conn", "b-conn")
@@ -244,6 +249,7 @@ func TestHeaderFramingSeparatesCallers(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 	one := http.Header{"X-S": {"a-s", "X-T", "q"}}
 	two := http.Header{"X-S": {"a-s"}, "X-T": {"q"}}
 	checkSeparate(t, kb, c.URL, withHeaders(harness.Client, one), withHeaders(harness.Client, two), "a-s", "b-s")
@@ -268,6 +274,7 @@ http://:0 {
 	}
 }
 `, srv.URL)
+	caddymodule.TrustWalks()
 	checkSeparate(t, kb, c.URL,
 		withHeaders(harness.Client, http.Header{"X-Real-Ip": {"a-edge"}}),
 		withHeaders(harness.Client, http.Header{"X-Real-Ip": {"b-edge"}}), "a-edge", "b-edge")

@@ -25,3 +25,15 @@ func BackgroundCalls() int64 {
 	}
 	return int64(m.GetCounter().GetValue())
 }
+
+// TrustWalks makes every running gateway with no shared store trust its
+// read-ahead windows, as one that has seen its callers' walks stay on it
+// (liststore/stay.go), until its next sign: for the tests of what
+// windows serve and to whom, which start from an instance proven as a
+// lone instance is after its first walk. TestDefaultConfigBehindRoundRobin
+// and TestRoundRobinWalkSplitAcrossWalks test the proof itself.
+func TrustWalks() {
+	for _, g := range runningGateways() {
+		g.windows.TrustWalks()
+	}
+}

@@ -168,6 +168,7 @@ type Gateway struct {
 	logger      *zap.Logger
 	life        context.Context // the config's: it ends when the config is unloaded
 	loaded      time.Time       // when Provision ran, for the admin endpoint
+	stoodDown   *atomic.Bool    // read-ahead stands down: walks were seen to leave (stay.go)
 }
 
 // endpoint is one owned path.
@@ -228,6 +229,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 	}
 	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
+	g.watchStays()
 	g.stopPurge = g.windows.PurgeEvery(purgeInterval(time.Duration(*g.ReadaheadTTL)))
 	g.endpoints = make(map[string]*endpoint)
 	for _, name := range g.CursorEndpoints {

@@ -53,7 +53,9 @@ func TestOneWarningPerKeysetMisread(t *testing.T) {
 			}
 		}
 	}
-	warnings := logs.FilterLevelExact(zapcore.WarnLevel).All()
+	// Hand-built cursors of a list walked here also stand read-ahead down
+	// (stay.go), with a warning of its own.
+	warnings := logs.FilterMessageSnippet("backend_keyset").FilterLevelExact(zapcore.WarnLevel).All()
 	require.Len(t, warnings, 2, "one per endpoint")
 	for _, w := range warnings {
 		assert.Contains(t, w.Message, "backend ignores or misreads backend_keyset")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -32,6 +33,7 @@ func TestMetricsAtTheAdminEndpoint(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+	caddymodule.TrustWalks()
 
 	metricsText := func() string {
 		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")

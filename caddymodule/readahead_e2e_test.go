@@ -163,6 +163,7 @@ func TestReadaheadFreshness(t *testing.T) {
 	within, short := "http://"+harness.FreeLoopbackAddr(t), "http://"+harness.FreeLoopbackAddr(t)
 	site := "%s {\n\thelpdesk_gateway {\n\t\treadahead_ttl %s\n\t}\n\treverse_proxy {backend}\n}\n"
 	harness.Start(t, fmt.Sprintf(site, within, "1h")+fmt.Sprintf(site, short, ttl), srv.URL)
+	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
 		name string
@@ -239,6 +240,7 @@ func TestReadaheadCacheControl(t *testing.T) {
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
 		name    string
@@ -299,6 +301,7 @@ func TestReadaheadWindowServesConcurrentPages(t *testing.T) {
 	// reads ahead of the walker they started in the background.
 	own := func() int64 { return b.Requests("calls") - caddymodule.BackgroundCalls() }
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	caddymodule.TrustWalks()
 	key := []string{"X-Api-Key", "workers"}
 	ids := b.IDs("calls")
 
@@ -358,6 +361,7 @@ func TestReadaheadAtTheBackendLimit(t *testing.T) {
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
+			caddymodule.TrustWalks()
 			ids, pages := walkCursor(t, c.URL, "/calls", tc.perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			pageWalk := int64(0) // a _page walk by the same pages, each stepping through all before it

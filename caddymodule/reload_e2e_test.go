@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
@@ -29,6 +30,7 @@ func TestReloadKeepsStateOnlyWhenUnchanged(t *testing.T) {
 	}
 	site := siteWith("readahead_ttl 30s")
 	c := harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	caddymodule.TrustWalks()
 	state := func() (loaded time.Time, lists int) {
 		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)

@@ -65,6 +65,10 @@ type CutQuery struct {
 	// store shared by instances then claims that read for this one when
 	// the page is a window's marker (translate.AheadClaimer).
 	Ahead bool
+	// Probe says the cursor is the engine's own (the last record of a
+	// window's head, or of a window read ahead), not a client's: a store
+	// that proves walks stay on it (stay.go) does not count it.
+	Probe bool
 }
 
 // CutResult is the store's answer to a CutQuery.

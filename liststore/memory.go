@@ -51,6 +51,10 @@ type Memory[S any] struct {
 	// OnDrop, when set, is called for each window dropped, expired or
 	// evicted, with the store's lock held: it must not call the store.
 	OnDrop func(expired bool)
+
+	// stays proves that walks stay on this instance before its windows
+	// serve (stay.go).
+	stays stay
 }
 
 // Owner is what the store asks of the engine's object of each list (S)
@@ -144,6 +148,7 @@ func NewMemory[S any](compare func(a, b string) int, ttl time.Duration, memory i
 // store held inside the value that wraps it, made in one allocation.
 func (s *Memory[S]) Init(compare func(a, b string) int, ttl time.Duration, memory int64, owner Owner[S]) *Memory[S] {
 	s.compare, s.owner, s.ttl, s.memory = compare, owner, max(ttl, 0), memory
+	s.stays.quiet = max(MinQuiet, 2*s.ttl)
 	s.listBytes = int64(unsafe.Sizeof(entry[S]{}) + unsafe.Sizeof(list.Element{}) + 3*mapSlot + 32)
 	s.lists = make(map[string]*entry[S])
 	return s
@@ -238,7 +243,14 @@ func (s *Memory[S]) Cut(_ context.Context, name string, q CutQuery) (c CutResult
 	s.expire(&l.List, q.Now)
 	e, ok := l.chains[q.After]
 	if !ok || q.Now.Sub(e.made) >= s.ttl {
-		return c // expire pops in queue order, which concurrent pages may skew
+		// expire pops in queue order, which concurrent pages may skew
+		if !q.Probe && len(l.queue) > 0 && q.Now.Sub(l.queue[len(l.queue)-1].made) < s.ttl {
+			s.stays.sign(q.Now) // the list is walked here, this page was served elsewhere
+		}
+		return c
+	}
+	if !s.stays.admits(q.Now, q.Probe) {
+		return c // not proven that walks stay here: as with read-ahead off
 	}
 	c.Continues, c.Walk, c.Made = true, e.walk, e.made
 	if q.Fresh {

@@ -160,7 +160,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, 
 	now, ttl := e.now(), walks.TTL()
 	// Fresh: the store's answer without a cut, so that asking moves
 	// nothing (no page served, no entry written past it).
-	c := walks.Cut(ctx, k.list, CutQuery{After: k.after, Size: size, Fresh: true, Now: now})
+	c := walks.Cut(ctx, k.list, CutQuery{After: k.after, Size: size, Fresh: true, Now: now, Probe: true})
 	if c.Continues || c.At.IsZero() {
 		return nil
 	}
@@ -219,7 +219,7 @@ func (e *Engine) headAhead(ctx context.Context, req Request, h head, walk Walk, 
 	x := ids[len(ids)-1]
 	e.awaitAhead(ctx, req.List, x)
 	walks := e.walks()
-	q := CutQuery{After: x, Size: req.Size, Now: now}
+	q := CutQuery{After: x, Size: req.Size, Now: now, Probe: true}
 	c := walks.Cut(ctx, req.List, q)
 	if cl, ok := walks.(AheadClaimer); ok && !c.Continues && cl.AwaitAhead(ctx, req.List, x) {
 		c = walks.Cut(ctx, req.List, q) // another instance read it ahead meanwhile

@@ -35,7 +35,7 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 	for i := range run {
 		run[i] = sample{off: i, id: fmt.Sprintf("%032d", i+1)}
 	}
-	s := NewMemoryStore(Lexical, 0, memory)
+	s := trustedStore(Lexical, 0, memory)
 	x := s.Index(1 << 26)
 	name := func(i int) string { return fmt.Sprintf("/calls?q=%s&n=%d", pad, i) }
 	before := liveHeap()
@@ -74,7 +74,7 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 // pass the store's memory keeps half of them at a time, never its ends.
 func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 	const memory = 16 << 10
-	s := NewMemoryStore(Numeric, 0, memory)
+	s := trustedStore(Numeric, 0, memory)
 	x := s.Index(1 << 26)
 	run := make([]sample, 2000)
 	for i := range run {
@@ -119,7 +119,7 @@ func TestIndexKeysListsInFull(t *testing.T) {
 // store still holds each list's one object, its samples and learned
 // sizes, and a second walk of a list finds every cursor in the index.
 func TestIndexKeptWithReadaheadOff(t *testing.T) {
-	s := NewMemoryStore(Numeric, 0, 64<<20)
+	s := trustedStore(Numeric, 0, 64<<20)
 	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: s.Index(100_000), Lists: s}
 	l := newMemList(evenIDs(3000))
 	walk(t, e, l, 50)
@@ -161,7 +161,7 @@ func TestPositionsBytes(t *testing.T) {
 		{"one long list", 1, 50_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewMemoryStore(Numeric, 0, 1<<40)
+			s := trustedStore(Numeric, 0, 1<<40)
 			x := s.Index(1 << 26)
 			names := make([]string, tc.lists)
 			for i := range names {
@@ -199,7 +199,7 @@ func TestPositionsBytes(t *testing.T) {
 // counts is a list's own and its samples', exactly, and the index counts
 // the lists and samples the store holds.
 func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
-	s := NewMemoryStore(Numeric, 0, 64<<10)
+	s := trustedStore(Numeric, 0, 64<<10)
 	x := s.Index(3000)
 	var wg sync.WaitGroup
 	for w := range 4 {

@@ -23,9 +23,9 @@ func keysetEngine(readahead bool) *Engine {
 			return nil
 		}}
 	if readahead {
-		e.Lists = NewMemoryStore(Numeric, 2*time.Second, 64<<20)
+		e.Lists = trustedStore(Numeric, 2*time.Second, 64<<20)
 	} else {
-		e.Lists = NewMemoryStore(Numeric, 0, 0)
+		e.Lists = trustedStore(Numeric, 0, 0)
 	}
 	return e
 }

@@ -49,7 +49,7 @@ func TestWindowsLentToACopier(t *testing.T) {
 			ids[i] = int64(3 * (i + 1))
 		}
 		l := &lendingList{memList: newMemList(ids)}
-		store := NewMemoryStore(Numeric, time.Minute, 64<<20)
+		store := trustedStore(Numeric, time.Minute, 64<<20)
 		e := &Engine{Order: Numeric, MaxPageSize: 1000, Lists: store, spawn: inline}
 		c := &copier{MemoryStore: store}
 		if copies {

@@ -39,7 +39,7 @@ func listStateBytes(t *testing.T, n int) {
 	for i := range names {
 		names[i] = fmt.Sprintf("/calls?list=%08d", i)
 	}
-	s := NewMemoryStore(Numeric, time.Hour, 1<<40)
+	s := trustedStore(Numeric, time.Hour, 1<<40)
 	before := liveHeap()
 	for _, name := range names {
 		s.learned(name)
@@ -77,7 +77,7 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 		slack   = 256 << 10 // the test's own
 	)
 	l := newMemList(evenIDs(2000)).withRecords()
-	s := NewMemoryStore(Numeric, time.Hour, memory)
+	s := trustedStore(Numeric, time.Hour, memory)
 	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: s.Index(1000), Lists: s}
 	query := strings.Repeat("q", 7<<10)
 	before := liveHeap()
@@ -102,7 +102,7 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 // TestPurgeEvery: expired windows and chain entries are dropped by the
 // timer, with no traffic, and the timer stops.
 func TestPurgeEvery(t *testing.T) {
-	s := NewMemoryStore(Numeric, 20*time.Millisecond, 1<<20)
+	s := trustedStore(Numeric, 20*time.Millisecond, 1<<20)
 	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: []string{"10", "20", "30"}, Floor: "10", Start: -1}}, time.Now())
 	require.Equal(t, 1, s.Stats().Windows)
 	stop := s.PurgeEvery(5 * time.Millisecond)

@@ -30,7 +30,7 @@ func (c *fakeClock) engine(e *Engine) *Engine { e.clock, e.spawn = c.now, inline
 // that what a walk costs does not hang on goroutines' timing.
 func readaheadEngine(offsets bool) *Engine {
 	return &Engine{Order: Numeric, MaxPageSize: 1000, Offsets: offsets,
-		Index: NewIndex(Numeric, 100_000), Lists: NewMemoryStore(Numeric, 2*time.Second, 64<<20),
+		Index: NewIndex(Numeric, 100_000), Lists: trustedStore(Numeric, 2*time.Second, 64<<20),
 		spawn: inline}
 }
 
@@ -123,7 +123,7 @@ func TestReadaheadTargets(t *testing.T) {
 			l2 := newMemList(evenIDs(n))
 			l2.offsets = tc.offsets
 			off := readaheadEngine(tc.offsets)
-			off.Lists = NewMemoryStore(Numeric, 0, 64<<20)
+			off.Lists = trustedStore(Numeric, 0, 64<<20)
 			_, c2 := costlyWalk(t, off, l2, tc.size)
 			assert.Equal(t, c2.pages, c2.calls, "readahead_ttl 0: one call a page")
 		})
@@ -319,11 +319,11 @@ func TestMemoryStoreBounds(t *testing.T) {
 		}
 		return storedWindow(span{IDs: ids, Floor: ids[0], Start: first, Ended: true}, int64(n))
 	}
-	probe := NewMemoryStore(Numeric, time.Second, 1<<20)
+	probe := trustedStore(Numeric, time.Second, 1<<20)
 	keepFor(probe, "a", "100", window(100, 40), now)
 	one := probe.Stats().Bytes // a list, a chain entry and a window
 
-	s := NewMemoryStore(Numeric, time.Second, 2*one+one/2)
+	s := trustedStore(Numeric, time.Second, 2*one+one/2)
 	var drops []bool
 	s.OnDrop = func(expired bool) { drops = append(drops, expired) }
 	keepFor(s, "a", "100", window(100, 40), now)
@@ -339,7 +339,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 	keepFor(s, "d", "100", window(100, int(3*one)), now)
 	assert.Nil(t, cutPage(s, "d", "100", 5, now), "larger than the bound: not kept")
 
-	big := NewMemoryStore(Numeric, time.Second, 1<<20)
+	big := trustedStore(Numeric, time.Second, 1<<20)
 	for i := range 10 {
 		keepFor(big, "e", strconv.Itoa(1000*(i+1)), window(1000*(i+1), 10), now)
 	}
@@ -362,10 +362,12 @@ func TestMemoryStoreBounds(t *testing.T) {
 func TestMemoryStoreWalkRule(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ids := []string{"10", "20", "30", "40", "50", "60"}
-	s := NewMemoryStore(Numeric, time.Second, 1<<20)
+	s := trustedStore(Numeric, time.Second, 1<<20)
 	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: ids, Floor: "10", Start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
+	assert.False(t, s.Stay().Trusted, "a cursor no page ended at, while the list is walked here: windows stand down")
+	s.TrustWalks()
 	s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
 	c := s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
 	assert.True(t, c.Continues, "the cursor continues a walk")
@@ -402,7 +404,7 @@ func TestWindowCut(t *testing.T) {
 		{"past the list's end", false, true, "60", 2, []string{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewMemoryStore(Numeric, time.Second, 1<<20)
+			s := trustedStore(Numeric, time.Second, 1<<20)
 			w := storedWindow(span{IDs: ids, FromStart: tc.fromStart, Ended: tc.ended, Start: -1}, 6)
 			if !tc.fromStart {
 				w.Floor = "10"
@@ -480,4 +482,14 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 			})
 		}
 	}
+}
+
+// trustedStore is NewMemoryStore whose windows serve from the first
+// walk on, as an instance's do once it has seen walks stay on it
+// (liststore/stay.go): for tests of what windows serve. TestStayProof
+// tests the proof.
+func trustedStore(order Order, ttl time.Duration, memory int64) *MemoryStore {
+	s := NewMemoryStore(order, ttl, memory)
+	s.TrustWalks()
+	return s
 }
