@@ -21,11 +21,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/internal/testdeps"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
-// findChromium returns a headless-capable Chromium, or skips the test:
-// HELPDESK_CHROMIUM names one, else the usual names on PATH.
+// findChromium returns a headless-capable Chromium, or skips the test
+// (fails it in CI, see testdeps.Missing): HELPDESK_CHROMIUM names one,
+// else the usual names on PATH.
 func findChromium(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("HELPDESK_CHROMIUM"); p != "" {
@@ -36,7 +38,7 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no Chromium found (chromium, chromium-browser, google-chrome on PATH, or HELPDESK_CHROMIUM): " +
+	testdeps.Missing(t, "no Chromium found (chromium, chromium-browser, google-chrome on PATH, or HELPDESK_CHROMIUM): "+
 		"install it (`apt-get install chromium`; .ci/run does) to run the browser test")
 	return ""
 }

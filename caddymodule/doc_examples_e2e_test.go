@@ -18,13 +18,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/internal/testdeps"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // TestClientDocExamples runs the paging loops of docs/clients.md for curl,
 // Python and JavaScript (Node), exactly as the page shows them, against the
 // gateway, and checks that each got every record of /calls once, in id
-// order. A loop whose interpreter is missing is skipped, with a message.
+// order. A loop whose interpreter is missing is skipped, with a message
+// (fails in CI: testdeps.Missing).
 func TestClientDocExamples(t *testing.T) {
 	c, b, _ := startGateway(t, reference.Config{Seed: 21, Records: 2000}, "")
 	all := strIDs(b.IDs("calls"))
@@ -73,26 +75,28 @@ func TestClientDocGoExample(t *testing.T) {
 	assert.Equal(t, code, docExample(t, "walk-go"))
 }
 
-// requireProgram skips the test when name is not on PATH or does not run.
+// requireProgram skips the test (fails it in CI) when name is not on PATH
+// or does not run.
 func requireProgram(t *testing.T, name string) {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s is not on PATH: install it to run the documentation's example for it", name)
+		testdeps.Missing(t, "%s is not on PATH: install it to run the documentation's example for it", name)
 	}
 	if out, err := exec.Command(path, "--version").CombinedOutput(); err != nil {
-		t.Skipf("%s --version fails (%v: %s): install a working %s to run the documentation's example for it", name, err, bytes.TrimSpace(out), name)
+		testdeps.Missing(t, "%s --version fails (%v: %s): install a working %s to run the documentation's example for it", name, err, bytes.TrimSpace(out), name)
 	}
 }
 
-// requireNode18 skips the test below Node 18, which has no global fetch.
+// requireNode18 skips the test (fails it in CI) below Node 18, which has
+// no global fetch.
 func requireNode18(t *testing.T) {
 	t.Helper()
 	out, err := exec.Command("node", "--version").Output()
 	require.NoError(t, err)
 	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
 	if n, err := strconv.Atoi(major); err != nil || n < 18 {
-		t.Skipf("node %s has no fetch: Node 18 or later runs the documentation's JavaScript example", bytes.TrimSpace(out))
+		testdeps.Missing(t, "node %s has no fetch: Node 18 or later runs the documentation's JavaScript example", bytes.TrimSpace(out))
 	}
 }
 

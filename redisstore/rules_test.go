@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -78,19 +79,30 @@ func TestTTLOnTheInstanceClock(t *testing.T) {
 	assert.False(t, c.Continues, "past the TTL on this instance's clock")
 	assert.Nil(t, c.Window)
 
-	// And the store's own expiry: PX of the TTL on every key.
-	short := newStore(t, srv, 50*time.Millisecond, nil)
-	page(short, "m", "10", ticket(t, short), "1", "10", "11", "12", "13")
-	require.True(t, cutAt(short, "m", "10").Continues)
-	time.Sleep(60 * time.Millisecond)
-	assert.False(t, cutAt(short, "m", "10").Continues)
-	n := 0
+	// And the store's own expiry: PX of its TTL on every key it writes,
+	// read back as each key's PTTL rather than waited out (a wait races
+	// the round trips on a loaded machine). A second store, with an
+	// hour's TTL, tells the two TTLs apart.
+	long := newStore(t, srv, time.Hour, nil)
+	page(long, "m", "10", ticket(t, long), "1", "10", "11", "12", "13")
+	require.True(t, cutAt(long, "m", "10").Continues)
+	var chains []time.Duration
 	for _, k := range scanKeys(t, srv) {
+		out, err := srv.Do("PTTL", k)
+		require.NoError(t, err)
+		ms, err := strconv.ParseInt(out, 10, 64)
+		require.NoError(t, err, "PTTL %s: %q", k, out)
+		ttl := time.Duration(ms) * time.Millisecond
+		assert.Positive(t, ttl, "%s expires in the store (PTTL %d)", k, ms)
+		assert.LessOrEqual(t, ttl, time.Hour, k)
 		if strings.HasSuffix(k, "}:c:10") {
-			n++
+			chains = append(chains, ttl)
 		}
 	}
-	assert.Equal(t, 1, n, "the short store's entry expired in the store; the other's is left")
+	slices.Sort(chains)
+	require.Len(t, chains, 2, "a chain entry for each store's page")
+	assert.LessOrEqual(t, chains[0], time.Minute, "the minute store's entry: PX of its TTL")
+	assert.Greater(t, chains[1], time.Minute, "the hour store's entry: PX of its TTL")
 }
 
 // TestEntriesOfAnotherRun: an entry written under another run_id (a
@@ -123,7 +135,7 @@ func TestStoreFaults(t *testing.T) {
 	srv := redistest.Start(t)
 	var downs, ups, errs atomic.Int32
 	s := newStore(t, srv, time.Minute, func(c *redisstore.Config) {
-		c.Timeout = 100 * time.Millisecond
+		c.Timeout = 5 * time.Second // a killed server refuses at once; a live one is never this slow
 		c.OnError = func(string, error) { errs.Add(1) }
 		c.OnState = func(up bool, _ error) {
 			if up {
@@ -137,9 +149,16 @@ func TestStoreFaults(t *testing.T) {
 	run := s.State().RunID
 	require.NotEmpty(t, run)
 
+	// The pages' own clock (CutQuery.Now) says when the back-off ends:
+	// five pages that began before the failure all fall within it, on any
+	// machine; pages an hour later are past any back-off.
+	cutOn := func(now time.Time) translate.CutResult {
+		return s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: now})
+	}
+	began := time.Now()
 	srv.Kill()
 	for range 5 {
-		c := cutAt(s, "l", "10")
+		c := cutOn(began)
 		assert.False(t, c.Continues)
 		assert.True(t, c.At.IsZero())
 	}
@@ -148,7 +167,7 @@ func TestStoreFaults(t *testing.T) {
 	assert.False(t, s.State().Up)
 
 	srv.Restart()
-	require.Eventually(t, func() bool { cutAt(s, "l", "10"); return s.State().Up }, 10*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { cutOn(time.Now().Add(time.Hour)); return s.State().Up }, 10*time.Second, 50*time.Millisecond)
 	assert.Equal(t, int32(1), ups.Load())
 	assert.NotEqual(t, run, s.State().RunID, "a restarted store is another run")
 	assert.False(t, cutAt(s, "l", "10").Continues, "nothing of before the restart")

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/internal/testdeps"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -383,7 +384,7 @@ func TestRunRoundRobin(t *testing.T) {
 		t.Skip("load bench: builds cmd/caddy, runs ten processes")
 	}
 	if _, err := redisServer(); err != nil {
-		t.Skip(err)
+		testdeps.Missing(t, "%v", err)
 	}
 	cfg := defaultConfig()
 	cfg.Processes = true

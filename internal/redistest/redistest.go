@@ -1,7 +1,8 @@
 // Package redistest runs a real redis-server on loopback for tests: on a
 // port the test picks, with nothing written to disk, stopped when the
 // test ends. A machine without redis-server skips the test, saying how
-// to install it; .ci/run installs it.
+// to install it; in CI it fails the test (see package testdeps), and
+// .ci/run installs it.
 package redistest
 
 import (
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/internal/testdeps"
 )
 
 // Server is one redis-server process, which a test may kill, restart and
@@ -32,14 +35,15 @@ type Server struct {
 
 // Start starts redis-server on 127.0.0.1 at a free port, with extra
 // arguments (such as "--maxmemory", "1mb"), and stops it when the test
-// ends. It skips the test when redis-server is not installed.
+// ends. When redis-server is not installed it skips the test, or fails it
+// in CI (testdeps.Missing).
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	bin := os.Getenv("HELPDESK_REDIS_SERVER")
 	if bin == "" {
 		var err error
 		if bin, err = exec.LookPath("redis-server"); err != nil {
-			t.Skip("redis-server is not installed (apt-get install redis-server, or set HELPDESK_REDIS_SERVER); .ci/run installs it")
+			testdeps.Missing(t, "redis-server is not installed (apt-get install redis-server, or set HELPDESK_REDIS_SERVER); .ci/run installs it")
 		}
 	}
 	s := &Server{t: t, bin: bin, port: freePort(t), args: extra}

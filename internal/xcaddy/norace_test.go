@@ -2,4 +2,5 @@
 
 package xcaddy_test
 
-const raceEnabled = false
+// raceBuild: see race_test.go.
+const raceBuild = false
