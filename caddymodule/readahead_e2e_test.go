@@ -63,6 +63,7 @@ func TestReadaheadUnderChurn(t *testing.T) {
 		b.Close()
 	})
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	caddymodule.TrustWalks() // as a lone instance after its first walk
 
 	type result struct {
 		ids          []int64
