@@ -225,6 +225,7 @@ func (v *verifier) describe(d *backendWalk) {
 	default:
 		fmt.Fprintf(v.out, "  first page: %s=1\n", dialect.PageParam())
 	}
+	v.describeCost(d)
 	if dialect.Page != "" && !dialect.Offsets() {
 		lines = append(lines, "backend_page_param "+dialect.Page)
 	}
