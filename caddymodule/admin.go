@@ -16,6 +16,7 @@ import (
 	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/verify"
 )
 
 func init() {
@@ -151,6 +152,24 @@ type (
 		LearnedPageLimits []limitCount `json:"learned_page_limits,omitempty"`
 		Index             *indexReport `json:"index,omitempty"`
 		Pages             *pagesReport `json:"pages,omitempty"`
+		// OffsetCost is what walks of the endpoint's longest known list
+		// cost a backend read by offset; absent with backend_keyset and
+		// until a list's extent is known.
+		OffsetCost *offsetCostReport `json:"offset_cost,omitempty"`
+	}
+	// offsetCostReport: a backend that pages by offset steps over every
+	// row before the window it sends, so a whole walk of list_records
+	// read in windows of window steps over list_records/(2*window) rows
+	// per record served (verify.OffsetStepped). list_records is the
+	// position index's extent of the longest list (Index.Extent); window
+	// is the backend page limit with read-ahead on (windows grow to it),
+	// else the mean page served (a call a page). Advice, from
+	// verify.LargeListStepped on, suggests backend_keyset.
+	offsetCostReport struct {
+		ListRecords                int     `json:"list_records"`
+		Window                     int     `json:"window"`
+		RowsSteppedPerRecordServed float64 `json:"rows_stepped_per_record_served"`
+		Advice                     string  `json:"advice,omitempty"`
 	}
 	// indexReport counts what the endpoint's position index holds in the
 	// gateway's lists (their bytes are in readahead's): lists holding
@@ -244,10 +263,28 @@ func (g *Gateway) report(s site) gatewayReport {
 			lists, samples := ep.engine.Index.Stats()
 			er.Index = &indexReport{Lists: lists, Samples: samples, IndexSize: g.IndexSize}
 			er.Pages = ep.counts.report()
+			er.OffsetCost = g.offsetCost(ep, limit, er.Pages)
 		}
 		gr.Endpoints = append(gr.Endpoints, er)
 	}
 	return gr
+}
+
+// offsetCost is the endpoint's offset_cost (offsetCostReport), or nil.
+func (g *Gateway) offsetCost(ep *endpoint, limit int, pages *pagesReport) *offsetCostReport {
+	n := ep.engine.Index.Extent()
+	if g.dialect.Keysets() || n == 0 {
+		return nil
+	}
+	w := limit
+	if g.windows.TTL() <= 0 {
+		if pages.Served == 0 {
+			return nil
+		}
+		w = int(max(pages.RecordsServed/pages.Served, 1))
+	}
+	return &offsetCostReport{ListRecords: n, Window: w,
+		RowsSteppedPerRecordServed: verify.OffsetStepped(n, w), Advice: verify.KeysetAdvice(n, w)}
 }
 
 func (c *pageCounters) report() *pagesReport {

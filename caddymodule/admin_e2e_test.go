@@ -71,6 +71,12 @@ type adminReport struct {
 				BackendCallsPerPage           *float64 `json:"backend_calls_per_page"`
 				RecordsFetchedPerRecordServed *float64 `json:"records_fetched_per_record_served"`
 			} `json:"pages"`
+			OffsetCost *struct {
+				ListRecords                int     `json:"list_records"`
+				Window                     int     `json:"window"`
+				RowsSteppedPerRecordServed float64 `json:"rows_stepped_per_record_served"`
+				Advice                     string  `json:"advice"`
+			} `json:"offset_cost"`
 		} `json:"endpoints"`
 	} `json:"gateways"`
 }

@@ -130,6 +130,28 @@ func (x *Index) Stats() (lists, samples int) {
 	return x.lru.Len(), x.total
 }
 
+// Extent returns the most records any list of the index is known to
+// hold: where it ended, or past its deepest sample; 0 when it knows none.
+// The admin endpoint derives from it what a walk of the longest list
+// costs a backend that pages by offset. It holds the lock for a pass
+// over the lists (at most limit).
+func (x *Index) Extent() int {
+	if x == nil {
+		return 0
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for e := x.lru.Front(); e != nil; e = e.Next() {
+		p := e.Value.(*positions)
+		n = max(n, p.end)
+		if k := len(p.samples); k > 0 {
+			n = max(n, p.samples[k-1].off+1)
+		}
+	}
+	return n
+}
+
 func (x *Index) lookup(list, id string) hint {
 	h := hint{end: -1}
 	if x == nil || x.store == nil {

@@ -247,6 +247,7 @@ func (v *verifier) describe(d *backendWalk) {
 	default:
 		fmt.Fprintf(v.out, "  first page: %s=1\n", dialect.PageParam())
 	}
+	v.describeCost(d)
 	if len(lines) > 0 || d.complete {
 		// The dialect's names, once the backend answered by them.
 		if dialect.Page != "" && !dialect.Offsets() {

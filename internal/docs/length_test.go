@@ -16,7 +16,7 @@ import (
 func TestPagesStayShort(t *testing.T) {
 	for page, most := range map[string]int{
 		"../../README.md":           300,
-		"../../docs/performance.md": 400,
+		"../../docs/performance.md": 475, // 400 until issue 40's "Cost as the list grows"
 		"../../docs/internals.md":   150,
 	} {
 		raw, err := os.ReadFile(page)

@@ -77,6 +77,9 @@ func (b *Backend) Churn(n int) {
 	defer b.mu.Unlock()
 	for i := range kinds {
 		l := b.lists[kinds[i].name]
+		if l == nil {
+			continue // not made (Config.Only)
+		}
 		for range n {
 			b.mutate(l)
 		}

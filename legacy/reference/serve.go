@@ -55,7 +55,7 @@ func (b *Backend) route(path string) (l *list, ticketID string, ok bool) {
 	if l := b.lists[rest]; l != nil {
 		return l, "", true
 	}
-	if id, ok := strings.CutPrefix(rest, "tickets/"); ok && id != "" && !strings.Contains(id, "/") {
+	if id, ok := strings.CutPrefix(rest, "tickets/"); ok && id != "" && !strings.Contains(id, "/") && b.lists["tickets"] != nil {
 		return b.lists["tickets"], id, true
 	}
 	return nil, "", false
@@ -235,6 +235,7 @@ func (b *Backend) page(l *list, q listQuery) ([]byte, error) {
 	recs = recs[from:min(from+q.perPage, total)]
 	l.served.Add(int64(len(recs)))
 	l.stepped.Add(int64(from + len(recs)))
+	l.skipped.Add(int64(from))
 
 	size := len(`{:[],"total":,"page":,"per_page":}`) + len(b.envelopeKey) + 3*20 + len(recs)
 	for _, r := range recs {

@@ -32,6 +32,7 @@ type list struct {
 	requests atomic.Int64 // list requests answered, for tests
 	served   atomic.Int64 // records sent in list answers, for benchmarks
 	stepped  atomic.Int64 // records stepped through to answer (offset + sent), for benchmarks
+	skipped  atomic.Int64 // of those, the offsets': stepped over, not sent
 
 	mu      sync.RWMutex
 	recs    []*record          // ascending by id, ids unique
