@@ -82,7 +82,7 @@ func ParseAddress(raw string) (Address, error) {
 	case "rediss":
 		a.TLS = true
 	default:
-		return a, fmt.Errorf("the scheme %q is not redis, rediss, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel", clip(scheme))
+		return a, fmt.Errorf("the scheme %q is not redis, redis+cluster or redis+sentinel (rediss for TLS)", clip(scheme))
 	}
 	// The credentials end at the last '@', so that a password holding
 	// an unescaped '/' or '@' is still taken whole, never as a host.
@@ -127,16 +127,25 @@ func hostPort(h string, k Kind) (string, error) {
 	}
 	host, port, err := net.SplitHostPort(h)
 	if err != nil {
-		if strings.Count(h, ":") > 1 && !strings.HasPrefix(h, "[") {
-			return "", fmt.Errorf("the host %q: write an IPv6 address in brackets, [::1]:6379", clip(h))
-		}
-		host, port = strings.Trim(h, "[]"), "6379"
+		// No port: the default one.
+		host, port = h, "6379"
 		if k == Sentinel {
 			port = "26379"
 		}
+		if inner, ok := strings.CutPrefix(h, "["); ok {
+			host, ok = strings.CutSuffix(inner, "]")
+			if !ok {
+				return "", fmt.Errorf("the host %q is not a host name or address", clip(h))
+			}
+		} else if strings.Contains(h, ":") {
+			return "", fmt.Errorf("the host %q is not host:port (write an IPv6 address in brackets, [::1]:6379)", clip(h))
+		}
 	}
-	if host == "" || strings.ContainsAny(host, " /?#@[]") {
+	if host == "" || strings.ContainsAny(host, " /?#@[]%\t\r\n\x00") {
 		return "", fmt.Errorf("the host %q is not a host name or address", clip(h))
+	}
+	if strings.Contains(host, ":") && net.ParseIP(host) == nil {
+		return "", fmt.Errorf("the host %q is not an IPv6 address", clip(h))
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return "", fmt.Errorf("the port of %q is not a number from 1 to 65535", clip(h))
@@ -147,13 +156,18 @@ func hostPort(h string, k Kind) (string, error) {
 // parseQuery keeps a single server's query for go-redis, which reads its
 // options there; the other spellings take only sentinel_auth.
 func (a *Address) parseQuery(query string) error {
-	if a.Kind == Single {
-		a.Query = query
-		return nil
-	}
 	q, err := url.ParseQuery(query)
 	if err != nil {
 		return errors.New("the query is not a URL's")
+	}
+	if a.Kind == Single {
+		for k := range q {
+			if strings.Contains(strings.ToLower(k), "password") {
+				return errors.New("a password goes before the host (user:password@host), not in the query")
+			}
+		}
+		a.Query = query
+		return nil
 	}
 	for k, v := range q {
 		switch {
@@ -227,6 +241,9 @@ func (a Address) Redacted() string {
 		}
 	case a.Kind == Single:
 		b.WriteString("/" + strconv.Itoa(a.DB))
+		if a.Query != "" {
+			b.WriteString("?" + a.Query) // go-redis's options: never a password
+		}
 	}
 	if a.SentinelAuth {
 		b.WriteString("?sentinel_auth=same")
@@ -236,19 +253,23 @@ func (a Address) Redacted() string {
 
 // Redact returns raw with what may be its password hidden, for an error
 // about a URL ParseAddress could not read: everything between "://" and
-// the last '@' but the user name.
+// the last '@' but the user name, and a query that names a password.
 func Redact(raw string) string {
 	i := strings.Index(raw, "://")
 	j := strings.LastIndex(raw, "@")
-	if i < 0 || j < i+3 {
-		if j >= 0 || i < 0 {
-			return "(not shown)" // no place a password could be told from the rest
+	out, tail := raw, 0
+	switch {
+	case j >= 0 && (i < 0 || j < i+3):
+		return "(not shown)" // no place a password could be told from the rest
+	case j >= 0:
+		tail = j
+		if user, _, hasPass := strings.Cut(raw[i+3:j], ":"); hasPass {
+			out = raw[:i+3] + user + ":xxxxx" + raw[j:]
+			tail = len(raw[:i+3]) + len(user) + len(":xxxxx")
 		}
-		return raw
 	}
-	user, _, hasPass := strings.Cut(raw[i+3:j], ":")
-	if !hasPass {
-		return raw
+	if k := strings.IndexByte(out[tail:], '?'); k >= 0 && strings.Contains(strings.ToLower(out[tail+k:]), "pass") {
+		out = out[:tail+k] + "?(not shown)"
 	}
-	return raw[:i+3] + user + ":xxxxx" + raw[j:]
+	return out
 }
