@@ -247,3 +247,48 @@ func (st *Sentinels) waitRole(s *Server, role, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// MoveSlot moves the slot that holds key, and its keys, from the node
+// that serves it to the node to, as redis-cli --cluster reshard does:
+// IMPORTING and MIGRATING, MIGRATE of its keys, then every node told the
+// slot is to's. It returns the slot.
+func (c *Cluster) MoveSlot(key string, to *Server) int {
+	c.t.Helper()
+	do := func(s *Server, args ...string) string {
+		c.t.Helper()
+		out, err := s.Do(args...)
+		if err != nil {
+			c.t.Fatalf("%s on %s: %v", strings.Join(args, " "), s.Addr(), err)
+		}
+		return out
+	}
+	slotText := do(to, "CLUSTER", "KEYSLOT", key)
+	var from *Server
+	for _, s := range c.Nodes {
+		if s.Running() && s != to {
+			if n := do(s, "CLUSTER", "COUNTKEYSINSLOT", slotText); n != "0" {
+				from = s
+			}
+		}
+	}
+	if from == nil {
+		c.t.Fatalf("no other node holds keys in slot %s", slotText)
+	}
+	fromID, toID := do(from, "CLUSTER", "MYID"), do(to, "CLUSTER", "MYID")
+	do(to, "CLUSTER", "SETSLOT", slotText, "IMPORTING", fromID)
+	do(from, "CLUSTER", "SETSLOT", slotText, "MIGRATING", toID)
+	for {
+		keys := do(from, "CLUSTER", "GETKEYSINSLOT", slotText, "1000")
+		if keys == "" {
+			break
+		}
+		do(from, append([]string{"MIGRATE", "127.0.0.1", strconv.Itoa(to.port), "", "0", "5000", "KEYS"}, strings.Split(keys, "\n")...)...)
+	}
+	for _, s := range c.Nodes {
+		if s.Running() {
+			do(s, "CLUSTER", "SETSLOT", slotText, "NODE", toID)
+		}
+	}
+	slot, _ := strconv.Atoi(slotText)
+	return slot
+}
