@@ -38,9 +38,13 @@ import (
 //     that holds it: a master restarted, a replica promoted (its own
 //     run_id) or a slot migrated to another master (whose run_id the
 //     moved entries do not carry) serves nothing written before. A
-//     connection that finds a replica, as a demoted master is, is
-//     refused: a replica holds the new master's data, older than what
-//     the old master served.
+//     connection to one server or through sentinels that finds a
+//     replica, as a demoted master is, is refused: a replica holds the
+//     new master's data, older than what the old master served (on a
+//     cluster a replica answers MOVED). Epochs are this store's own: an
+//     At is only ever handed back to the store that stamped it, and after
+//     maxEpoch runs a stale tag could match again, which would take one
+//     page's time as this run's: out of reach of any real failover rate.
 //   - Not per list: there is nothing else. The done lists and claims of
 //     reads ahead (ahead.go) are keys of the list; a chain entry lost to
 //     a failed write is deleted by a pipeline of one-key DELs, which the
