@@ -18,6 +18,13 @@ import (
 // records through three instances: backend calls per page.
 var maxCallsPerPage = map[int]float64{10: 0.05, 100: 0.25}
 
+// slowMachine gives store calls a deadline far above a loopback round
+// trip even on a loaded machine under -race: a call that runs out costs
+// the walk's windows and the count its meaning. The faults these tests
+// make fail calls at once (a refused connection, MOVED, a connection
+// the sentinel closed), whatever the deadline.
+func slowMachine(c *redisstore.Config) { c.Timeout = 2 * time.Second }
+
 // sharedWalk walks l through engines, round robin, calling between
 // before each page after the first, and checks that the walk is exact;
 // it returns l and the pages served.
@@ -31,10 +38,15 @@ func sharedWalk(t *testing.T, engines []*translate.Engine, l *list, name string,
 	return l, (len(ids) + size - 1) / size
 }
 
-// storeErrors sums the store errors the engines counted.
-func storeErrors(engines []*translate.Engine) (n int64) {
-	for _, e := range engines {
-		n += e.Walks.(*redisstore.Store).State().Errors
+// storeErrors sums the store errors the engines counted, and logs the
+// last of each.
+func storeErrors(t *testing.T, engines []*translate.Engine) (n int64) {
+	for i, e := range engines {
+		st := e.Walks.(*redisstore.Store).State()
+		if st.Errors > 0 {
+			t.Logf("instance %d: %d store errors, the last: %s", i, st.Errors, st.LastError)
+		}
+		n += st.Errors
 	}
 	return n
 }
@@ -64,13 +76,13 @@ func TestCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
 	for _, size := range []int{10, 100} {
 		t.Run(fmt.Sprintf("walk/perPage=%d", size), func(t *testing.T) {
-			engines := instancesAt(t, cl.URL(), 3, 10*time.Second, nil)
+			engines := instancesAt(t, cl.URL(), 3, 10*time.Second, slowMachine)
 			l, pages := sharedWalk(t, engines, newList(20_000, 3), fmt.Sprintf("calls|cluster%d", size), size, nil)
 			calls, fetched := l.counts()
 			t.Logf("%d pages, %d calls (%.3f a page), %.3f fetched per served", pages, calls,
 				float64(calls)/float64(pages), float64(fetched)/float64(pages*size))
 			assert.LessOrEqual(t, float64(calls)/float64(pages), maxCallsPerPage[size], "backend calls per page")
-			assert.Zero(t, storeErrors(engines))
+			assert.Zero(t, storeErrors(t, engines))
 			st := engines[0].Walks.(*redisstore.Store).State()
 			assert.Equal(t, "cluster", st.Kind)
 			assert.Positive(t, st.Served)
@@ -84,15 +96,15 @@ func TestCluster(t *testing.T) {
 			require.NoError(t, err)
 		}
 		url := strings.Replace(cl.URL(), "://", "://hdgw-cluster:cluster-acl-password@", 1)
-		engines := instancesAt(t, url, 3, 10*time.Second, nil)
+		engines := instancesAt(t, url, 3, 10*time.Second, slowMachine)
 		l, pages := sharedWalk(t, engines, newList(20_000, 3), "calls|cluster-acl", 10, nil)
 		calls, _ := l.counts()
 		assert.LessOrEqual(t, float64(calls)/float64(pages), maxCallsPerPage[10], "backend calls per page")
-		assert.Zero(t, storeErrors(engines))
+		assert.Zero(t, storeErrors(t, engines))
 	})
 	t.Run("slot moved mid-walk", func(t *testing.T) {
 		cl.Flush() // so that the walk's keys are the only ones: Busiest holds them
-		engines := instancesAt(t, cl.URL(), 3, 10*time.Second, func(c *redisstore.Config) { c.Timeout = 200 * time.Millisecond })
+		engines := instancesAt(t, cl.URL(), 3, 10*time.Second, slowMachine)
 		const name, size = "calls|cluster-moved", 10
 		var to *redistest.Server
 		sharedWalk(t, engines, newList(20_000, 3), name, size, func(page int) {
@@ -107,14 +119,14 @@ func TestCluster(t *testing.T) {
 				cl.MoveSlot(key, to)
 			}
 		})
-		assert.Positive(t, storeErrors(engines), "calls to the slot's old master were refused (MOVED)")
+		assert.Positive(t, storeErrors(t, engines), "calls to the slot's old master were refused (MOVED)")
 		awaitStoresUp(t, engines, name)
 		walkShared(t, engines, name, size) // the same list, so the same slot: on its new master
 		assert.Equal(t, to, cl.Busiest(), "the list's keys are on the slot's new master")
 	})
 	t.Run("master lost mid-walk", func(t *testing.T) {
 		cl.Flush()
-		engines := instancesAt(t, cl.URL(), 3, 10*time.Second, func(c *redisstore.Config) { c.Timeout = 200 * time.Millisecond })
+		engines := instancesAt(t, cl.URL(), 3, 10*time.Second, slowMachine)
 		const name, size = "calls|cluster-lost", 10
 		var victim *redistest.Server
 		sharedWalk(t, engines, newList(20_000, 3), name, size, func(page int) {
@@ -126,7 +138,7 @@ func TestCluster(t *testing.T) {
 				victim.Restart() // the same node, its slots kept, empty
 			}
 		})
-		assert.Positive(t, storeErrors(engines), "the lost master's calls failed")
+		assert.Positive(t, storeErrors(t, engines), "the lost master's calls failed")
 		cl.WaitOK()
 		awaitStoresUp(t, engines, name)
 		walkShared(t, engines, name, size)
@@ -150,7 +162,7 @@ func walkShared(t *testing.T, engines []*translate.Engine, name string, size int
 // at the calls a page of one Redis.
 func TestSentinel(t *testing.T) {
 	st := redistest.StartSentinels(t)
-	engines := instancesAt(t, st.URL(), 3, 10*time.Second, func(c *redisstore.Config) { c.Timeout = 200 * time.Millisecond })
+	engines := instancesAt(t, st.URL(), 3, 10*time.Second, slowMachine)
 	before := st.Master.Addr()
 	l, pages := sharedWalk(t, engines, newList(20_000, 3), "calls|failover", 10, func(page int) {
 		if page == 300 {
@@ -158,7 +170,7 @@ func TestSentinel(t *testing.T) {
 		}
 	})
 	calls, _ := l.counts()
-	t.Logf("failover mid-walk: %d pages, %d calls, %d store errors", pages, calls, storeErrors(engines))
+	t.Logf("failover mid-walk: %d pages, %d calls, %d store errors", pages, calls, storeErrors(t, engines))
 	require.NotEqual(t, before, st.Master.Addr(), "failed over")
 	awaitStoresUp(t, engines, "calls|probe")
 	for _, size := range []int{10, 100} {
@@ -185,7 +197,7 @@ func TestSentinel(t *testing.T) {
 // list's slot moved), keeps no window: its time is another clock's.
 func TestTimeOfAnotherRun(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newStore(t, srv, time.Minute, func(c *redisstore.Config) { c.Timeout = 200 * time.Millisecond })
+	s := newStore(t, srv, time.Minute, slowMachine)
 	at := ticket(t, s)
 	run := s.State().RunID
 	srv.Restart()
