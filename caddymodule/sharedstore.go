@@ -10,9 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,27 +45,19 @@ var (
 
 func (a *answerBuf) backendHeader() http.Header { return a.answer.header }
 
-// checkStoreURL checks a readahead_store URL as go-redis reads it, and
-// returns it parsed. Its errors never hold the URL's password.
-func checkStoreURL(raw string) (*url.URL, error) {
-	const want = "write redis://[user:password@]host:port/db, or rediss:// for TLS"
-	u, err := url.Parse(raw)
-	if err != nil {
-		// url's error quotes the whole URL, password included.
-		return nil, fmt.Errorf("readahead_store: not a URL; %s", want)
-	}
+// checkStoreURL checks a readahead_store URL (one server, a cluster, or
+// a master the sentinels name: redisstore.ParseAddress) and returns it
+// read. Its errors never hold the URL's password: they quote the URL
+// redacted.
+func checkStoreURL(raw string) (redisstore.Address, error) {
+	a, err := redisstore.ParseAddress(raw)
 	switch {
-	case u.Scheme != "redis" && u.Scheme != "rediss":
-		return nil, fmt.Errorf("readahead_store %q: the scheme is not redis or rediss; %s", u.Redacted(), want)
-	case u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("readahead_store %q: names no host; %s", u.Redacted(), want)
+	case err == nil:
+		return a, nil
+	case !strings.Contains(raw, "://"):
+		return a, fmt.Errorf("readahead_store: not a URL; %s", redisstore.Want)
 	}
-	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
-		if n, err := strconv.Atoi(db); err != nil || n < 0 {
-			return nil, fmt.Errorf("readahead_store %q: the database %q is not a number such as 0; %s", u.Redacted(), db, want)
-		}
-	}
-	return u, nil
+	return a, fmt.Errorf("readahead_store %q: %v; %s", redisstore.Redact(raw), err, redisstore.Want)
 }
 
 // checkStoreOptions makes the checks of the store's options that need no
@@ -106,24 +96,24 @@ func (g *Gateway) openStore() error {
 			zap.String("readahead_store", g.ReadaheadStore))
 		return nil
 	}
-	u, err := checkStoreURL(raw)
+	a, err := checkStoreURL(raw)
 	if err != nil {
 		return err
 	}
+	host := strings.Join(a.Hosts, ",") // never the credentials
 	key := repl.ReplaceAll(g.ReadaheadStoreKey, "")
 	if len(key) < redisstore.MinSecret {
 		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), redisstore.MinSecret)
 	}
 	ttl := time.Duration(*g.ReadaheadTTL)
 	if ttl == 0 {
-		g.logger.Info("readahead_store is not used: readahead_ttl 0 turns read-ahead off", zap.String("store", u.Host))
+		g.logger.Info("readahead_store is not used: readahead_ttl 0 turns read-ahead off", zap.String("store", host))
 		return nil
 	}
 	timeout := time.Duration(g.ReadaheadStoreTimeout)
 	if timeout == 0 {
 		timeout = redisstore.DefaultTimeout
 	}
-	host := u.Host
 	store, err := redisstore.New(redisstore.Config{
 		URL:            raw,
 		Secret:         []byte(key),
@@ -140,11 +130,12 @@ func (g *Gateway) openStore() error {
 	})
 	if err != nil {
 		// Its errors name the option already, and never the password.
-		return fmt.Errorf("readahead_store %q: %s", u.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
+		return fmt.Errorf("readahead_store %q: %s", a.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
 	}
 	g.store = &sharedStore{Store: store}
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
-		zap.String("store", host), zap.Bool("tls", u.Scheme == "rediss"), zap.Duration("timeout", timeout))
+		zap.String("store", host), zap.Stringer("kind", a.Kind), zap.String("master_name", a.Master),
+		zap.Bool("tls", a.TLS), zap.Duration("timeout", timeout))
 	return nil
 }
 

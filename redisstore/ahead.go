@@ -41,7 +41,12 @@ func (s *Store) DoneAhead(ctx context.Context, list, after string) {
 	defer cancel()
 	base := s.listKey(list)
 	done := base + "d:" + after
-	pipe := s.client.Pipeline()
+	n, _, err := s.nodeFor(ctx, base)
+	if err != nil {
+		s.failed("ahead", err)
+		return
+	}
+	pipe := n.client.Pipeline()
 	pipe.Del(ctx, base+"a:"+after)
 	pipe.RPush(ctx, done, "1")
 	pipe.PExpire(ctx, done, doneLife)
@@ -67,7 +72,12 @@ func (s *Store) AwaitAhead(ctx context.Context, list, after string) bool {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	base := s.listKey(list)
-	n, err := s.client.Exists(ctx, base+"a:"+after).Result()
+	nd, _, err := s.nodeFor(ctx, base)
+	if err != nil {
+		s.failed("ahead", err)
+		return false
+	}
+	n, err := nd.client.Exists(ctx, base+"a:"+after).Result()
 	if err != nil {
 		s.failed("ahead", err)
 		return false
@@ -78,7 +88,7 @@ func (s *Store) AwaitAhead(ctx context.Context, list, after string) bool {
 	}
 	done := base + "d:" + after
 	wait := strconv.FormatFloat((s.cfg.Timeout * 3 / 4).Seconds(), 'f', 3, 64)
-	if err := s.client.Do(ctx, "BLMOVE", done, done, "LEFT", "LEFT", wait).Err(); err != nil && err != redis.Nil {
+	if err := nd.client.Do(ctx, "BLMOVE", done, done, "LEFT", "LEFT", wait).Err(); err != nil && err != redis.Nil {
 		s.failed("ahead", err)
 		return false
 	}

@@ -13,7 +13,8 @@
 //     store's run_id: a restarted store, or another one after a
 //     failover, has another, and nothing written before serves after
 //     (a store restored from a snapshot would otherwise hand back chain
-//     entries older than ones it lost).
+//     entries older than ones it lost). On a cluster, both are the
+//     list's own server's: its slot's master (nodes.go).
 //   - The caller boundary: keys are a keyed hash of the list identity
 //     (keys.go), which holds the caller; no query or credential is
 //     stored in the clear.
@@ -45,8 +46,12 @@ import (
 
 // Config configures a Store.
 type Config struct {
-	// URL is the store's address: redis://[user:password@]host:port/db or
-	// rediss:// for TLS, as go-redis's ParseURL reads it.
+	// URL is the store's address (ParseAddress): one server,
+	// redis://[user:password@]host:port/db as go-redis's ParseURL reads
+	// it; a cluster, redis+cluster://[user:password@]host:port[,...]; or
+	// a master the sentinels name,
+	// redis+sentinel://[user:password@]host:port[,...]/<master name>[/db];
+	// rediss for TLS.
 	URL string
 	// Secret keys the hash that names each list identity's keys: every
 	// instance sharing the store needs the same one, and the store never
@@ -85,16 +90,21 @@ const MinSecret = 16
 
 // State is what the admin endpoint shows of a store.
 type State struct {
-	Addr string `json:"addr"` // host:port, never the credentials
-	DB   int    `json:"db"`
-	TLS  bool   `json:"tls"`
-	Up   bool   `json:"up"`
+	Addr string `json:"addr"` // host:port (a list of them for a cluster or sentinels), never the credentials
+	// Kind is "cluster" or "sentinel", "" for one server; Master the
+	// master's name the sentinels know.
+	Kind   string `json:"kind,omitempty"`
+	Master string `json:"master_name,omitempty"`
+	DB     int    `json:"db"`
+	TLS    bool   `json:"tls"`
+	Up     bool   `json:"up"`
 	// Since is when the store went up or down last.
 	Since     time.Time `json:"since"`
 	LastError string    `json:"last_error,omitempty"`
 	Errors    int64     `json:"errors"`
-	// RunID is the server's run_id: a restarted or failed-over store has
-	// another, and nothing written under the old one serves.
+	// RunID is the server's run_id (on a cluster, the node's connected
+	// last): a restarted or failed-over store has another, and nothing
+	// written under the old one serves.
 	RunID string `json:"run_id,omitempty"`
 	// Policy is the server's maxmemory-policy, "" when it will not say.
 	Policy string `json:"maxmemory_policy,omitempty"`
@@ -107,11 +117,18 @@ type State struct {
 // concurrent use.
 type Store struct {
 	cfg    Config
-	client *redis.Client
-	opt    *redis.Options
+	addr   Address
+	client redis.UniversalClient // for the calls of no list, and Close
+	// one is the server (or the sentinels' master) calls go to; on a
+	// cluster, nodes maps the cluster client's node clients to theirs,
+	// and a call goes to the node of its list's slot (nodes.go).
+	one     *node
+	cluster *redis.ClusterClient
+	nodes   sync.Map
+	epochs  atomic.Uint32 // runs met (nodes.go)
 
-	run    atomic.Pointer[string] // the run_id the last connection read
-	policy atomic.Pointer[string]
+	lastRun atomic.Pointer[string] // the run_id the last connection read
+	policy  atomic.Pointer[string]
 
 	errors, served, kept atomic.Int64
 
@@ -166,25 +183,17 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	opt, err := redis.ParseURL(cfg.URL)
+	a, err := ParseAddress(cfg.URL)
 	if err != nil {
+		return nil, fmt.Errorf("readahead_store: %v", err)
+	}
+	s := &Store{cfg: cfg, addr: a, up: true, since: time.Now(), name: windowName() + "-"}
+	empty := ""
+	s.lastRun.Store(&empty)
+	s.policy.Store(&empty)
+	if err := s.open(a); err != nil {
 		return nil, fmt.Errorf("readahead_store: %v", redactURLError(err, cfg.URL))
 	}
-	s := &Store{cfg: cfg, opt: opt, up: true, since: time.Now(), name: windowName() + "-"}
-	opt.DialTimeout = cfg.Timeout
-	opt.DialerRetries = 1 // a store that refuses a connection is down: no page waits out retries
-	opt.ReadTimeout = cfg.Timeout
-	opt.WriteTimeout = cfg.Timeout
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = -1 // a failed call costs a backend call, not another try
-	opt.PoolTimeout = cfg.Timeout
-	opt.Protocol = 2 // any Redis-protocol server speaks RESP2
-	opt.DisableIdentity = true
-	opt.OnConnect = s.onConnect
-	s.client = redis.NewClient(opt)
-	empty := ""
-	s.run.Store(&empty)
-	s.policy.Store(&empty)
 	return s, nil
 }
 
@@ -201,50 +210,6 @@ func redactURLError(err error, raw string) error {
 	return errors.New(msg)
 }
 
-// onConnect reads the server's run_id on every new connection, so that
-// a restarted store (every connection to the old one broken) is known
-// before the first command on the new one, and its maxmemory-policy,
-// which the admin endpoint shows: a policy that evicts can drop a newer
-// chain entry and leave an older one.
-func (s *Store) onConnect(ctx context.Context, cn *redis.Conn) error {
-	info, err := cn.Info(ctx, "server").Result()
-	if err != nil {
-		return err
-	}
-	id := infoField(info, "run_id")
-	if id == "" {
-		return errors.New("the store's INFO has no run_id")
-	}
-	s.run.Store(&id)
-	if kv, err := cn.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
-		p := kv["maxmemory-policy"]
-		s.policy.Store(&p)
-	}
-	return nil
-}
-
-// infoField returns the value of one field of an INFO answer.
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// runID returns the run_id of the store the client is connected to,
-// connecting first when it has not yet: every entry carries it.
-func (s *Store) runID(ctx context.Context) (string, error) {
-	if id := *s.run.Load(); id != "" {
-		return id, nil
-	}
-	if err := s.client.Ping(ctx).Err(); err != nil {
-		return "", err
-	}
-	return *s.run.Load(), nil
-}
-
 // TTL implements translate.WalkStore.
 func (s *Store) TTL() time.Duration { return s.cfg.TTL }
 
@@ -253,8 +218,14 @@ func (s *Store) State() State {
 	s.mu.Lock()
 	st := State{Up: s.up, Since: s.since, LastError: s.lastErr}
 	s.mu.Unlock()
-	st.Addr, st.DB, st.TLS = s.opt.Addr, s.opt.DB, s.opt.TLSConfig != nil
-	st.RunID, st.Policy = *s.run.Load(), *s.policy.Load()
+	st.Addr, st.DB, st.TLS = strings.Join(s.addr.Hosts, ","), s.addr.DB, s.addr.TLS
+	if s.addr.Kind == Single {
+		o := s.one.client.Options()
+		st.Addr, st.DB, st.TLS = o.Addr, o.DB, o.TLSConfig != nil
+	} else {
+		st.Kind, st.Master = s.addr.Kind.String(), s.addr.Master
+	}
+	st.RunID, st.Policy = *s.lastRun.Load(), *s.policy.Load()
 	st.Errors, st.Served, st.Kept = s.errors.Load(), s.served.Load(), s.kept.Load()
 	return st
 }
@@ -276,6 +247,9 @@ func (s *Store) usable(now time.Time) bool {
 // failed counts a failed call and turns the store off for its back-off.
 func (s *Store) failed(op string, err error) {
 	s.errors.Add(1)
+	if s.cluster != nil {
+		s.cluster.ReloadState(context.Background()) // a moved slot or a lost master: ask the cluster again, in the background
+	}
 	if s.cfg.OnError != nil {
 		s.cfg.OnError(op, err)
 	}
@@ -331,7 +305,13 @@ func (s *Store) forgetLost(ctx context.Context) bool {
 	if len(keys) == 0 {
 		return true
 	}
-	if err := s.client.Del(ctx, keys...).Err(); err != nil {
+	// One DEL a key: the keys are of different lists, which a cluster
+	// keeps in different slots (its client splits the pipeline by node).
+	pipe := s.client.Pipeline()
+	for _, k := range keys {
+		pipe.Del(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
 		s.remember(lost)
 		s.failed("walked", err)
 		return false

@@ -88,8 +88,14 @@ const secret = "0123456789abcdef-test-secret"
 // newStore returns a store on srv for one instance.
 func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
 	t.Helper()
+	return newStoreAt(t, srv.URL(), ttl, mod)
+}
+
+// newStoreAt returns a store at url for one instance.
+func newStoreAt(t testing.TB, url string, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
+	t.Helper()
 	cfg := redisstore.Config{
-		URL: srv.URL(), Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: translate.Numeric,
+		URL: url, Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: translate.Numeric,
 		Encode: func(any) ([]byte, bool) { return []byte(`{"env":1}`), true },
 		Decode: func(b []byte) any { return string(b) },
 	}
@@ -105,6 +111,12 @@ func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*
 // instances are engines that share one store, each with its own memory
 // for what it learns, as gateway instances behind one balancer.
 func instances(t *testing.T, srv *redistest.Server, n int, ttl time.Duration) []*translate.Engine {
+	return instancesAt(t, srv.URL(), n, ttl, nil)
+}
+
+// instancesAt are instances sharing the store at url, each configured
+// by mod when it is not nil.
+func instancesAt(t *testing.T, url string, n int, ttl time.Duration, mod func(*redisstore.Config)) []*translate.Engine {
 	engines := make([]*translate.Engine, n)
 	for i := range engines {
 		lists := translate.NewMemoryStore(translate.Numeric, ttl, 64<<20)
@@ -112,7 +124,7 @@ func instances(t *testing.T, srv *redistest.Server, n int, ttl time.Duration) []
 			Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
 			Index: lists.Index(100_000), // its samples in the lists' objects, as a gateway's
 			Lists: lists,
-			Walks: newStore(t, srv, ttl, nil),
+			Walks: newStoreAt(t, url, ttl, mod),
 		}
 		t.Cleanup(engines[i].WaitAhead) // before its store closes
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,9 @@ type Server struct {
 	t    testing.TB
 	bin  string
 	port int
+	pre  []string // before the port: a config file and --sentinel
 	args []string
+	dir  string // the working directory, kept across restarts (a cluster node's nodes.conf)
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -39,6 +42,22 @@ type Server struct {
 // in CI (testdeps.Missing).
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	s := newServer(t, freePort(t), extra...)
+	s.start()
+	return s
+}
+
+// newServer returns a server not started yet, stopped when the test ends.
+func newServer(t testing.TB, port int, extra ...string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: binary(t), port: port, args: extra, dir: t.TempDir()}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// binary returns redis-server's path, or skips the test.
+func binary(t testing.TB) string {
+	t.Helper()
 	bin := os.Getenv("HELPDESK_REDIS_SERVER")
 	if bin == "" {
 		var err error
@@ -46,10 +65,7 @@ func Start(t testing.TB, extra ...string) *Server {
 			testdeps.Missing(t, "redis-server is not installed (apt-get install redis-server, or set HELPDESK_REDIS_SERVER); .ci/run installs it")
 		}
 	}
-	s := &Server{t: t, bin: bin, port: freePort(t), args: extra}
-	s.start()
-	t.Cleanup(s.Kill)
-	return s
+	return bin
 }
 
 // URL is the server's redis:// address, database 0.
@@ -60,10 +76,10 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 
 func (s *Server) start() {
 	s.t.Helper()
-	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}, s.args...)
+	args := append(append(slices.Clip(s.pre), "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"), s.args...)
 	cmd := exec.Command(s.bin, args...)
-	cmd.Dir = s.t.TempDir()
+	cmd.Dir = s.dir
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
@@ -95,7 +111,8 @@ func (s *Server) Kill() {
 	_ = cmd.Wait()
 }
 
-// Restart kills the server and starts a new one, empty, on the same port.
+// Restart kills the server and starts a new one, empty, on the same port
+// (a cluster node with its nodes.conf: the same node, its slots kept).
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Kill()
@@ -116,7 +133,8 @@ func (s *Server) Do(args ...string) (string, error) { return Command(s.Addr(), a
 // Command sends one command to the Redis-protocol server at addr on a
 // connection of its own and returns its answer as text: a simple string
 // or an integer without its type byte, a bulk string's contents; an error
-// answer is an error. Enough for PING, FLUSHALL, CLIENT PAUSE, INFO.
+// answer is an error; an array's elements, one a line. Enough for PING,
+// FLUSHALL, CLIENT PAUSE, INFO, CLUSTER and SENTINEL commands.
 func Command(addr string, args ...string) (string, error) {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
@@ -132,7 +150,11 @@ func Command(addr string, args ...string) (string, error) {
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		return "", err
 	}
-	br := bufio.NewReader(c)
+	return reply(bufio.NewReader(c))
+}
+
+// reply reads one answer (see Command).
+func reply(br *bufio.Reader) (string, error) {
 	line, err := br.ReadString('\n')
 	if err != nil {
 		return "", err
@@ -143,12 +165,29 @@ func Command(addr string, args ...string) (string, error) {
 		return "", fmt.Errorf("empty answer")
 	case line[0] == '-':
 		return "", fmt.Errorf("%s", line[1:])
+	case line[0] == '*':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return "", fmt.Errorf("redis: %q", line)
+		}
+		var out []string
+		for range n {
+			v, err := reply(br)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, v)
+		}
+		return strings.Join(out, "\n"), nil
 	case line[0] != '$':
 		return line[1:], nil
 	}
 	n, err := strconv.Atoi(line[1:])
-	if err != nil || n < 0 {
+	if err != nil || n < -1 {
 		return "", fmt.Errorf("redis: %q", line)
+	}
+	if n == -1 {
+		return "", nil
 	}
 	body := make([]byte, n+2)
 	if _, err := io.ReadFull(br, body); err != nil {
