@@ -279,23 +279,11 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 		e.dropAhead(req.List, c.Ahead) // no page cut whole: no marker
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
-	if pg, w, walk := e.headAhead(ctx, req, h, walk, now); pg != nil {
+	if pg, w, walk := e.headAhead(ctx, ls, req, h, walk, now); pg != nil {
 		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
 		return pg, nil
 	}
-	ahead := walk.Readahead(req.Size, c.Continues, ttl)
-	var (
-		pg    *Page
-		run   *StoredWindow
-		calls int
-		err   error
-	)
-	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, h)
-	}
-	if pg == nil && err == nil {
-		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, h)
-	}
+	pg, run, err := e.ask(ctx, f, ls, req, walk.Readahead(req.Size, c.Continues, ttl), h, "")
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +295,27 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	}
 	walks.Walked(ctx, req.List, e.walked(pg, req.Size, c.At, now, walk, h.w, run))
 	return pg, nil
+}
+
+// ask reads a page from the backend, with ahead records more in each
+// call when a walk continues, starting from a window's head when there is
+// one: by keyset ("the records above X", keysetChecked, which holds its
+// own checks) where the backend takes that and the cursor is safe to
+// write into its query, else by page or offset (offsetPage). prev, when
+// set, is the record before the cursor that a read ahead of the walker
+// knows (see keysetPage). It returns the answer to keep as a read-ahead
+// window, if any, and feeds the list's read time (aheadWait).
+func (e *Engine) ask(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *StoredWindow, error) {
+	began := time.Now()
+	defer func() { ls.readTime.observe(time.Since(began)) }()
+	if req.After != "" && e.keysetFor(ls, req.After) {
+		pg, run, calls, err := e.keysetChecked(ctx, f, ls, req, ahead, h, prev)
+		if pg != nil || err != nil {
+			return pg, run, err
+		}
+		return e.offsetPage(ctx, f, ls, req, ahead, calls, h)
+	}
+	return e.offsetPage(ctx, f, ls, req, ahead, 0, h)
 }
 
 // walked is what the store records of a page served: see Walked.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
+	"strings"
 )
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
@@ -99,49 +100,65 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 	return !ls.keyed.misread
 }
 
-// keysetPage reads a cursor page by keyset (never read ahead: see
-// keysetChecked); a window's head, when there is one,
+// keysetAnswer is what a keyset read of a page gave: the page, not cut
+// (it holds the lookahead record when more follow), the last answer as
+// a window to keep when the page reads ahead, and what the checks
+// (keysetChecked) look at.
+type keysetAnswer struct {
+	pg     *Page
+	run    *StoredWindow
+	anchor string // the record the answers' records are above: the cursor, or the head's last
+	// long says an answer held more records than asked, ended that the
+	// answers showed the list's end, and crossed that an answer holds ids
+	// a backend comparing ids as text could have left records before
+	// (textMayDiffer).
+	long, ended, crossed bool
+}
+
+// keysetPage reads a cursor page by keyset, with ahead records more in
+// each call when a walk continues. A window's head, when there is one,
 // starts the page, and the first call asks for the records above its
-// last. Each call is anchored at an id the page already holds, and only
-// an id the template can carry safely is written into the backend's
-// query: the cursor was checked (keysetFor), and the ids the backend sent
-// are checked here, as any text written into a query is. It returns a nil
-// page and no error when an answer showed the backend does not keep the
-// condition, or an anchor cannot be written: the caller reads the page by
-// offset, after the calls made (which it counts on from: they are the
-// fetcher's first). The page is not cut: it holds the lookahead record
-// when more follow. long says an answer held more records than asked, and
-// ended that the answers showed the list's end.
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, h head) (_ *Page, calls int, long, ended bool, _ error) {
+// last but one: the answer must hold the head's last first. A read ahead
+// of the walker (prefetch) names prev, the record before the cursor in
+// the window it continues, for the same check: a backend whose condition
+// skips records above an anchor shows it on a record already seen. Each
+// call is anchored at an id the page already holds, and only an id the
+// template can carry safely is written into the backend's query: the
+// cursor was checked (keysetFor), and the ids the backend sent are
+// checked here, as any text written into a query is. It returns no page
+// and no error when an answer showed the backend does not keep the
+// condition, or an anchor cannot be written: the caller reads the page
+// by offset, after the calls made (which it counts on from: they are the
+// fetcher's first).
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (k keysetAnswer, calls int, _ error) {
 	ls.mu.Lock()
 	inclusive := ls.keyed.inclusive || e.KeysetInclusive
 	ls.mu.Unlock()
 	want := req.Size + 1
 	pg := &Page{Source: -1, Keyset: true}
-	after := req.After
-	var overlap string // a record the next answer must hold first: the head's last
+	after, overlap := req.After, "" // overlap: a record the next answer must hold first
+	k.anchor = req.After
 	if ids := h.ids(); len(ids) > 0 {
 		h.start(pg)
-		// Anchored one record before the head's last, which the answer
-		// must then hold first: a backend whose condition skips records
-		// above an anchor shows it on a record the window holds.
 		n := len(ids)
-		overlap = ids[n-1]
+		overlap, k.anchor = ids[n-1], ids[n-1]
 		if n > 1 {
 			after = ids[n-2]
 		}
+	} else if prev != "" {
+		after, overlap = prev, req.After
 	}
 	suspect := -1 // a short answer's length not yet explained: a clamp, or the end
 	for {
 		if err := e.budget(ctx, pg.Calls); err != nil {
-			return nil, 0, false, false, err
+			return k, 0, err
 		}
 		if after != req.After && e.Keyset(after) != nil {
 			e.releaseAll(f, pg.Calls) // an anchor the template cannot carry: read by offset
-			return nil, pg.Calls, false, false, nil
+			return keysetAnswer{}, pg.Calls, nil
 		}
 		v := ls.sizes.view(e.MaxPageSize)
-		ask := want - len(pg.IDs)
+		ask := want - len(pg.IDs) + ahead
 		if inclusive {
 			ask++
 		}
@@ -156,7 +173,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		b, err := f.Fetch(ctx, w)
 		pg.Calls++
 		if err != nil {
-			return nil, 0, false, false, err
+			return k, 0, err
 		}
 		n := len(b.IDs)
 		if n > ask {
@@ -164,12 +181,12 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			// offset answer's is, refused past backend_max_per_page, and
 			// the page is checked against an offset read (keysetCheck).
 			if _, _, err := e.longAnswer(&ls.sizes, req.List, w, n, true); err != nil {
-				return nil, 0, false, false, err
+				return k, 0, err
 			}
-			w.Size, long = n, true
+			w.Size, k.long = n, true
 		}
 		if err := e.check(b, w); err != nil {
-			return nil, 0, false, false, err
+			return k, 0, err
 		}
 		if suspect >= 0 && n > 0 && ls.sizes.clamp(suspect) {
 			e.learned(req.List, suspect, false) // a short answer that was not the list's end
@@ -192,24 +209,25 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		if len(ids) > 0 && e.Order.Compare(ids[0], after) <= 0 {
 			e.keysetMisread(ls, fmt.Sprintf("asked for records above id %.40q, the backend answered with id %.40q first", after, ids[0]))
 			e.releaseAll(f, pg.Calls)
-			return nil, pg.Calls, false, false, nil
+			return keysetAnswer{}, pg.Calls, nil
 		}
+		sent := after
 		if overlap != "" {
-			k, found := sort.Find(len(ids), func(i int) int { return e.Order.Compare(overlap, ids[i]) })
+			i, found := sort.Find(len(ids), func(i int) int { return e.Order.Compare(overlap, ids[i]) })
 			if !found {
-				// The window's record is not above its anchor: gone since
-				// the window was read, or skipped by a misread. This page
-				// is read by offset, and the list's next keyset page is
-				// checked against an offset read.
+				// The record already seen after the anchor is not above
+				// it: gone since it was read, or skipped by a misread.
+				// This page is read by offset, and the list's next keyset
+				// page is checked against an offset read.
 				ls.mu.Lock()
 				ls.keyed.checked = false
 				ls.mu.Unlock()
 				e.releaseAll(f, pg.Calls)
-				return nil, pg.Calls, false, false, nil
+				return keysetAnswer{}, pg.Calls, nil
 			}
-			ids, after, overlap = ids[k+1:], overlap, ""
+			ids, after, overlap = ids[i+1:], overlap, ""
 			if recs != nil {
-				recs = recs[k+1:]
+				recs = recs[i+1:]
 			}
 		}
 		pg.Fetched += n
@@ -217,18 +235,29 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 		// cut it; an answer no longer than the backend was seen to serve,
 		// or short of any clamp, cannot have been cut.
 		short := n < w.Size
-		ended = short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
-		if short && !ended {
+		k.ended = short && (w.Size <= v.trusted() || n < max(v.seen, MinBackendPageSize))
+		if short && !k.ended {
 			suspect = n
 		}
 		take := min(len(ids), want-len(pg.IDs))
+		if ahead > 0 && (len(ids)-take >= 1 || k.ended) {
+			// Anchored at after by the backend's condition: a run of the
+			// list above it, whatever this page took of it. after may be
+			// an id of an earlier answer of this page, whose memory the
+			// fetcher reuses once the page is done: the window keeps a
+			// copy.
+			k.run = &StoredWindow{Span: span{IDs: ids, Records: recs, Floor: strings.Clone(after), Ended: k.ended, Start: -1, Call: pg.Calls - 1}}
+			k.crossed = k.crossed || e.textMayDiffer(sent, ids)
+		} else {
+			k.crossed = k.crossed || e.textMayDiffer(sent, ids[:take])
+		}
 		if take > 0 {
 			if pg.Source < 0 {
 				pg.Source = pg.Calls - 1
 			}
 			pg.add(ids, recs, 0, take)
 		}
-		if len(pg.IDs) == want || ended {
+		if len(pg.IDs) == want || k.ended {
 			break
 		}
 		if take > 0 {
@@ -238,8 +267,47 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 	if pg.Source < 0 {
 		pg.Source = pg.Calls - 1 // no record: the page is the answer that showed the end
 	}
-	return pg, pg.Calls, long, ended, nil
+	k.pg = pg
+	return k, pg.Calls, nil
 }
+
+// textMayDiffer reports whether ids, a numeric list's answer above x,
+// may lack records that a backend comparing ids as text left out. Text
+// and numeric comparison agree on whole numbers of one length, so a
+// backend that compares as text reads "above x" right on ids of x's
+// number of digits, and on longer ids leaves out a run at the start of
+// each length (after 95: 100 to 949 as text are below "95"). Only an
+// answer that goes on to longer ids can show that, and not where x or
+// the first id of the new length is a power of ten (nothing of that
+// length lies below it): such an answer is checked (keysetChecked).
+func (e *Engine) textMayDiffer(x string, ids []string) bool {
+	if e.Order != Numeric || len(ids) == 0 {
+		return false
+	}
+	if !plainNumber(x) {
+		return true // a sign or leading zeros: text and number part at once
+	}
+	if tenPower(x) {
+		return false
+	}
+	d := len(x)
+	for _, id := range ids {
+		if len(id) != d {
+			if !plainNumber(id) || !tenPower(id) {
+				return true
+			}
+			d = len(id)
+		}
+	}
+	return false
+}
+
+// plainNumber reports whether id is a positive whole number written with
+// no sign and no leading zero.
+func plainNumber(id string) bool { return id != "" && id[0] >= '1' && id[0] <= '9' }
+
+// tenPower reports whether a plain number is a power of ten: 1, 10, 100.
+func tenPower(id string) bool { return strings.TrimRight(id[1:], "0") == "" && id[0] == '1' }
 
 // releaseAll frees the answers of the first calls of a page given up.
 func (e *Engine) releaseAll(f Fetcher, calls int) {

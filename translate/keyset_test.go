@@ -24,6 +24,7 @@ func keysetEngine(readahead bool) *Engine {
 		}}
 	if readahead {
 		e.Lists = NewMemoryStore(Numeric, 2*time.Second, 64<<20)
+		e.spawn = inline // reads ahead in the page that starts them: counts that do not hang on goroutines
 	} else {
 		e.Lists = NewMemoryStore(Numeric, 0, 0)
 	}
@@ -330,8 +331,9 @@ func TestKeysetLongAnswer(t *testing.T) {
 				assert.Equal(t, all, ids)
 				t.Logf("%d pages, %d calls, %d offset", c.pages, c.calls, l.offsetCalls-off0)
 				// the first page, the first keyset page's check and the
-				// end's, on fixed pages (160 when each page was checked)
-				assert.LessOrEqual(t, l.offsetCalls-off0, 8, "offset reads a walk")
+				// end's, on fixed pages (160 when each page was checked),
+				// and one where the ids grow a digit (textMayDiffer)
+				assert.LessOrEqual(t, l.offsetCalls-off0, 8+lengthsCrossed(all), "offset reads a walk")
 			}
 		})
 	}
@@ -404,4 +406,16 @@ func TestKeysetCheckAtTheCallLimit(t *testing.T) {
 	require.NoError(t, err, "the offset page is served")
 	assert.Equal(t, []int64{11, 12, 14, 15, 17, 18, 20, 21, 23, 24}, parseIDs(pg.IDs))
 	assert.Equal(t, calls-1, pg.Calls)
+}
+
+// lengthsCrossed counts where ids, ascending, grow a digit: where a walk
+// of a backend that compares ids as text could first go wrong.
+func lengthsCrossed(ids []int64) int {
+	n := 0
+	for i := 1; i < len(ids); i++ {
+		if len(strconv.FormatInt(ids[i], 10)) != len(strconv.FormatInt(ids[i-1], 10)) {
+			n++
+		}
+	}
+	return n
 }

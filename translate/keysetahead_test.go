@@ -1,0 +1,127 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestKeysetReadaheadCosts: a keyset walk reads ahead as a page-dialect
+// walk does (issue 40): a call per many pages, each record fetched about
+// once. Its windows are checked where a misread can show, and what the
+// checks cost does not grow with the list: the walk's offset reads are
+// the list identity's first check, its end's, and one where the ids grow
+// a digit (denseIDs holds no power of ten there, so each such place is
+// checked), at 5,000 records as at 50,000. After the walk, a lone cold
+// cursor of the checked list costs one call.
+func TestKeysetReadaheadCosts(t *testing.T) {
+	for _, tc := range []struct {
+		size  int
+		calls float64
+	}{{10, 0.05}, {100, 0.25}} {
+		for _, n := range []int{5000, 50_000} {
+			t.Run(fmt.Sprintf("%d records by %d", n, tc.size), func(t *testing.T) {
+				ids := denseIDs(n)
+				l := newMemList(ids)
+				e := keysetEngine(true)
+				got, c := costlyWalk(t, e, l, tc.size)
+				require.Equal(t, ids, got)
+				checks := l.offsetCalls - 1 // the walk's first page is read by offset
+				t.Logf("%.3f calls per page, %.3f fetched per served, %.3f stepped per served; %d offset reads checking, %d lengths crossed",
+					c.callsPerPage(), c.fetchedPerServed(), float64(c.stepped)/float64(c.served), checks, lengthsCrossed(ids))
+				assert.LessOrEqual(t, c.callsPerPage(), tc.calls, "calls per page")
+				// Records fetched past those served: a tenth, and at most
+				// a window for each check, whose offset read reads again
+				// the window the keyset answer held.
+				assert.LessOrEqual(t, c.fetched-c.served, c.served/10+checks*e.MaxPageSize, "records fetched per record served")
+				assert.LessOrEqual(t, checks, 4+2*lengthsCrossed(ids), "the checks' offset reads: a few, and a few per length of ids")
+				assert.LessOrEqual(t, c.stepped-l.offsetStepped, c.served*11/10, "keyset records stepped, of those served")
+
+				for _, at := range []int{n / 3, n / 2, n - 5*tc.size} {
+					cursor := ids[at]
+					calls0, _ := l.counts()
+					pg, err := e.Page(context.Background(), l, Request{List: "caller", After: strconv.FormatInt(cursor, 10), Size: tc.size})
+					require.NoError(t, err)
+					want, more := after(ids, cursor, tc.size)
+					assert.Equal(t, want, parseIDs(pg.IDs))
+					assert.Equal(t, more, pg.More)
+					calls, _ := l.counts()
+					assert.Equal(t, 1, calls-calls0, "a cold cursor at %d of a checked list", at)
+				}
+			})
+		}
+	}
+}
+
+// TestKeysetWindowsUnderChurn: keyset windows read ahead keep the
+// guarantee while records come and go before every call, at 10 and 100
+// a page, and still cost a call per many pages.
+func TestKeysetWindowsUnderChurn(t *testing.T) {
+	for _, size := range []int{10, 100} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			l := newMemList(evenIDs(5000))
+			c := churningWalkBy(t, uint64(size), keysetEngine(true), l, 5, size)
+			t.Logf("%.3f calls a page, %d offset calls for %d pages", c.callsPerPage(), l.offsetCalls, c.pages)
+			assert.Less(t, c.callsPerPage(), 0.5, "most pages from windows")
+		})
+	}
+}
+
+// hangingList is a memList whose reads ahead of the walker (Detach) hang
+// until release is closed, while the walker's own reads answer at once:
+// a backend slow on one answer.
+type hangingList struct {
+	*memList
+	release chan struct{}
+	hung    atomic.Int32
+}
+
+func (l *hangingList) Detach() (Fetcher, context.Context, func(error), bool) {
+	return hangingFetch{l}, context.Background(), func(error) {}, true
+}
+
+type hangingFetch struct{ l *hangingList }
+
+func (h hangingFetch) Fetch(ctx context.Context, w Window) (Batch, error) {
+	h.l.hung.Add(1)
+	<-h.l.release
+	return h.l.memList.Fetch(ctx, w)
+}
+
+// TestPageDoesNotWaitOnAHungReadAhead: a walker that gets to a window's
+// end while the read ahead of it hangs waits a bound (a few of the
+// list's recent reads), then reads for itself: every page of the walk is
+// served, exact, before any read ahead answers. Unbounded, the first page
+// at a window's end waited for the hung read, and the test never ends.
+func TestPageDoesNotWaitOnAHungReadAhead(t *testing.T) {
+	for _, dialect := range []string{"pages", "keyset"} {
+		t.Run(dialect, func(t *testing.T) {
+			l := &hangingList{memList: newMemList(evenIDs(2000)), release: make(chan struct{})}
+			e := readaheadEngine(false)
+			if dialect == "keyset" {
+				e = keysetEngine(true)
+			}
+			e.spawn = nil // reads ahead in goroutines, which hang
+			var ids []int64
+			cursor := ""
+			for {
+				pg, err := e.Page(context.Background(), l, Request{List: "caller", After: cursor, Size: 10})
+				require.NoError(t, err)
+				ids = append(ids, parseIDs(pg.IDs)...)
+				if !pg.More {
+					break
+				}
+				cursor = pg.IDs[len(pg.IDs)-1]
+			}
+			assert.Equal(t, evenIDs(2000), ids)
+			assert.Positive(t, l.hung.Load(), "reads ahead were started, and hung")
+			close(l.release)
+			e.WaitAhead()
+		})
+	}
+}
