@@ -276,10 +276,12 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 // and numeric comparison agree on whole numbers of one length, so a
 // backend that compares as text reads "above x" right on ids of x's
 // number of digits, and on longer ids leaves out a run at the start of
-// each length (after 95: 100 to 949 as text are below "95"). Only an
-// answer that goes on to longer ids can show that, and not where x or
+// each length (after 95: 100 to 949, as text below "95"). Only an answer
+// that goes on to longer ids can show that, and it does not where x or
 // the first id of the new length is a power of ten (nothing of that
-// length lies below it): such an answer is checked (keysetChecked).
+// length lies below it), nor where that id is below x as text (100
+// after 95: the backend compares numbers). Such an answer is checked
+// (keysetChecked): a walk's answers cross a length once.
 func (e *Engine) textMayDiffer(x string, ids []string) bool {
 	if e.Order != Numeric || len(ids) == 0 {
 		return false
@@ -292,10 +294,15 @@ func (e *Engine) textMayDiffer(x string, ids []string) bool {
 	}
 	d := len(x)
 	for _, id := range ids {
-		if len(id) != d {
-			if !plainNumber(id) || !tenPower(id) {
-				return true
-			}
+		switch {
+		case len(id) == d:
+		case !plainNumber(id):
+			return true
+		case id < x:
+			return false // left out by a text comparison: not one
+		case !tenPower(id):
+			return true
+		default:
 			d = len(id)
 		}
 	}
