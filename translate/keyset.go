@@ -10,27 +10,22 @@ import (
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
 // records above the cursor, in id order, instead of for an offset: one
-// call a page at any depth, no search, no index. The answer is anchored at
-// the cursor by the backend's own condition, so a page cut from it is the
-// records after the cursor as the backend held them, as the guarantee
-// asks; a page that needs a second call asks for the records above the
-// last one taken, anchored the same way.
+// call for a page at any depth, and for the window read ahead with it
+// when a walk continues (a window with no offset: "ids above X, up to
+// its size"), no search, no index. The answer is anchored at the cursor
+// by the backend's own condition, so a page cut from it is the records
+// after the cursor as the backend held them, as the guarantee asks.
 //
-// The condition is the backend's, so answers are checked, not trusted.
-// Every answer must be in id order and above the cursor, but for the
-// cursor's own record first (an inclusive condition, id_gte, which
-// Engine.KeysetInclusive expects or answers teach): an answer that breaks
-// that shows the backend ignored the condition, or read it on records at
-// or below the cursor. Many misreads pass that, though: a backend that
-// compares ids as text sends 90, 91, ... after 9 and nothing after 999; a
-// condition on another field skips records above the cursor. Only an
-// offset read of the same records can tell, so a keyset page is compared
-// with one (keysetCheck) when it is the first of its list identity, when
-// it would end the list (an empty or short answer ends a walk only once
-// confirmed), when the backend sent more than asked, and when it leaves
-// out a record the position index knows above the cursor. A page that
-// disagrees is a misread: the offset page is served, and the list
-// identity is read by offset from then on.
+// The condition is the backend's, so answers are checked, not trusted,
+// where a misread can show (keysetChecked): every answer in id order and
+// above its anchor (an inclusive condition, id_gte, sends the anchor
+// first: Engine.KeysetInclusive expects it or answers teach it); a
+// window's first record the one seen after the anchor before; ids that
+// grow a digit, where text and numeric comparison part (textMayDiffer).
+// Where those cannot tell (a list identity's first answer, an answer
+// that ends the list, one longer than asked), the records are read by
+// offset too, and a page that disagrees is a misread: the offset page is
+// served, and the list identity is read by offset from then on.
 
 // keyset is what a list identity learned of its backend's keyset answers.
 type keyset struct {
