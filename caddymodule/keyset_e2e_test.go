@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -200,4 +201,36 @@ func TestKeysetCostWithReadahead(t *testing.T) {
 			assert.LessOrEqual(t, checkStepped, int64(3*records), "the checks step through the list about once for each offset read at its end")
 		})
 	}
+}
+
+// TestKeysetSharedStoreWalk: keyset windows (no offset) go through the
+// shared store as offset windows do: three instances behind round_robin
+// share one redis-server, and a walk of a keyset backend is exact, asked
+// by keyset, and costs far fewer calls than pages, the instances
+// continuing each other's windows (each instance checks its own list's
+// first keyset answer, and the end, against an offset read).
+func TestKeysetSharedStoreWalk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("walks through four servers and a redis-server")
+	}
+	const records = 5000
+	store := redistest.Start(t)
+	b := reference.New(reference.Config{Seed: 40, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
+	rec := &recorder{next: b}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
+		`backend_keyset "id_gt={id}"`, "readahead_store_timeout 500ms")), srv.URL)
+	ids, pages := walkSharedPages(t, c.URL, "/calls", 10, "client-1", "")
+	require.Equal(t, strIDs(b.IDs("calls")), ids, "the walk is exact")
+	keyed := 0
+	for _, r := range rec.requests() {
+		if r.URL.Query().Has("id_gt") {
+			keyed++
+		}
+	}
+	calls := len(rec.requests())
+	t.Logf("%d pages, %d calls (%d keyset): %.3f a page", pages, calls, keyed, float64(calls)/float64(pages))
+	assert.Positive(t, keyed, "the walk is read by keyset")
+	assert.LessOrEqual(t, float64(calls)/float64(pages), 0.1, "calls per page, shared keyset windows")
 }
