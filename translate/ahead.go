@@ -255,36 +255,24 @@ func (e *Engine) awaitAhead(ctx context.Context, list, after string, bound time.
 	}
 }
 
-// readTime is a list's recent backend read time, smoothed (an EWMA of
-// whole reads: a page's, or a window's read ahead), in nanoseconds.
+// readTime is a list's backend read time (a page's or a read ahead's),
+// smoothed, in nanoseconds: how long a page waits for a read ahead it did
+// not start (bound) is four of them, from 20 ms to 1 s (1 s before any is
+// seen). A read ahead slower than that is a backend slow on one answer,
+// and the page's own read, which asks less, is no slower. Concurrent
+// reads may lose one's share: it scales a bound, it measures nothing.
 type readTime struct{ ns atomic.Int64 }
 
-// Bounds of the wait for a read ahead (readTime.bound): no shorter than
-// a scheduler's hiccup, no longer than a page a person waits on.
-const (
-	minAheadWait = 20 * time.Millisecond
-	maxAheadWait = time.Second
-)
-
-// observe takes a read of d into the average. Concurrent reads may lose
-// one's share: it is a bound's scale, not a measure.
 func (r *readTime) observe(d time.Duration) {
-	old := r.ns.Load()
-	if old == 0 {
-		r.ns.Store(max(int64(d), 1))
-		return
+	if old := r.ns.Load(); old != 0 {
+		d = time.Duration(old) + (d-time.Duration(old))/4
 	}
-	r.ns.Store(old + (int64(d)-old)/4)
+	r.ns.Store(max(int64(d), 1))
 }
 
-// bound is how long a page waits for a read ahead it did not start: four
-// of the list's recent reads, within the bounds above; the longest when
-// none was seen. A read ahead longer than that is a backend slow on one
-// answer, and the page's own read, which asks less, is no slower.
 func (r *readTime) bound() time.Duration {
-	ns := r.ns.Load()
-	if ns == 0 {
-		return maxAheadWait
+	if ns := r.ns.Load(); ns != 0 {
+		return min(max(4*time.Duration(ns), 20*time.Millisecond), time.Second)
 	}
-	return min(max(4*time.Duration(ns), minAheadWait), maxAheadWait)
+	return time.Second
 }

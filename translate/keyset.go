@@ -113,7 +113,7 @@ type keysetAnswer struct {
 // keysetPage reads a cursor page by keyset, with ahead records more in
 // each call when a walk continues. A window's head, when there is one,
 // starts the page, and the first call asks for the records above its
-// last but one: the answer must hold the head's last first. A read ahead
+// last but one, whose answer must hold the head's last. A read ahead
 // of the walker (prefetch) names prev, the record before the cursor in
 // the window it continues, for the same check: a backend whose condition
 // skips records above an anchor shows it on a record already seen. Each
