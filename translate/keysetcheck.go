@@ -6,35 +6,26 @@ import (
 	"sort"
 )
 
-// The checks of keyset pages (see keyset.go): when a page read by keyset
-// is compared with an offset read of the same cursor, and how a misread
-// is told from records that changed between the two.
+// The checks of keyset answers (see keyset.go): where a misread can
+// show, and, where they cannot tell, how a keyset page is compared with an
+// offset read of the same cursor and a misread told from records that
+// changed between the two.
 
 // keysetChecked reads a cursor page by keyset (keysetPage), with the
-// window read ahead in its answer, and checks them where a misread can
-// show before any of it is served. keysetPage held every answer above
-// its anchor, in id order, and its first record against the record seen
-// after the anchor where a window or a head tells it. The answers are
-// read by offset too (offsetPage, after the keyset calls), and the offset
-// page and its window are served, when the list identity has not had an
-// answer checked yet, when the backend sent more than asked, when the
-// answers go on to longer ids (textMayDiffer), when they end the list
-// and the index does not know that end, or when they leave out a record
-// known above the anchor (an index sample, or the record that followed a
-// page ending there). A disagreement between the two is a misread.
-//
-// A window's records past the page are served unseen, so the checks are
-// the ones that hold for every record of it: a backend that compares ids
-// as text is right between two lengths of ids, one that reads the
-// condition on another field, or skips records above some anchors, shows
-// it at the window's first record. What they cost does not grow with the
-// list: a walk's offset reads are the list's first check, its end's, and
-// one where its ids grow a digit.
-//
-// The index learns nothing from keyset answers: a backend that misreads
-// the condition misreads it the same way in every answer, so records it
-// taught would only ever agree with it. What the index knows comes from
-// offset reads: the walk's first page, the checks, other walks.
+// window read ahead in its answer, and checks them before any of it is
+// served. keysetPage held every answer above its anchor, in id order, and
+// its first record against the one seen after the anchor. The page is
+// read by offset too (keysetCheck), and the offset page and its window
+// are served, when the list identity had no answer checked yet, when the
+// backend sent more than asked, when the ids grow a digit (textMayDiffer),
+// when the answers end the list and the index does not know that end, or
+// when they leave out a record known above the anchor (an index sample,
+// or the record that followed a page ending there). A window's records
+// past the page are served unseen: these checks hold for all of them, and
+// a walk's offset reads are its list's first check and its end's, at any
+// length. The index learns nothing from keyset answers: a backend that
+// misreads the condition misreads it the same way in every answer, so
+// what it taught would only ever agree with it.
 func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head, prev string) (*Page, *StoredWindow, int, error) {
 	k, calls, err := e.keysetPage(ctx, f, ls, req, ahead, hd, prev)
 	if k.pg == nil || err != nil {
