@@ -278,31 +278,27 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 // after 95: the backend compares numbers). Such an answer is checked
 // (keysetChecked): a walk's answers cross a length once.
 func (e *Engine) textMayDiffer(x string, ids []string) bool {
-	if e.Order != Numeric || len(ids) == 0 {
-		return false
-	}
-	if !plainNumber(x) {
-		return true // a sign or leading zeros: text and number part at once
-	}
-	if tenPower(x) {
+	if e.Order != Numeric || plainNumber(x) && tenPower(x) {
 		return false
 	}
 	d := len(x)
 	for _, id := range ids {
 		switch {
-		case len(id) == d:
-		case !plainNumber(id):
-			return true
 		case id < x:
-			return false // left out by a text comparison: not one
-		case !tenPower(id):
-			return true
+			return false // a text comparison leaves it out: the backend compares numbers
+		case len(id) == d && digits(id) && digits(x):
+			// one length, no sign: text and numbers agree
+		case len(id) > d && plainNumber(x) && plainNumber(id) && tenPower(id):
+			d = len(id) // the first of its length: nothing of it below
 		default:
-			d = len(id)
+			return true
 		}
 	}
 	return false
 }
+
+// digits reports whether id is digits only: no sign.
+func digits(id string) bool { return strings.Trim(id, "0123456789") == "" }
 
 // plainNumber reports whether id is a positive whole number written with
 // no sign and no leading zero.

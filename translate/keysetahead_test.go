@@ -144,8 +144,12 @@ func TestTextMayDiffer(t *testing.T) {
 		{"9995", []string{"9996", "99950"}, true},   // issue 31's review
 		{"99", []string{"1000", "10000"}, false},    // powers of ten: nothing below them
 		{"123", []string{"999", "12345"}, true},     // 1000 to 1229, 10000 to 12299 may be left out
-		{"0", []string{"1"}, true},                  // not a plain number
-		{"12", []string{"13", "0014"}, true},
+		{"0", []string{"1"}, false},                 // one length
+		{"0", []string{"1", "10"}, true},            // not a plain number: checked
+		{"000123", []string{"000124", "000999"}, false},
+		{"12", []string{"13", "0014"}, false}, // "0014" < "12": not text
+		{"-5", []string{"-4", "7"}, false},    // "-4" < "-5": not text
+		{"-5", []string{"7"}, true},
 	} {
 		assert.Equal(t, tc.want, e.textMayDiffer(tc.x, tc.ids), "%s above %s", tc.ids, tc.x)
 	}
