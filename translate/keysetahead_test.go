@@ -155,3 +155,29 @@ func TestTextMayDiffer(t *testing.T) {
 	}
 	assert.False(t, (&Engine{Order: Lexical}).textMayDiffer("95", []string{"950"}), "lexical ids are text")
 }
+
+// TestKeysetTextMisreadEndsTheList: after 5990 a backend comparing ids as
+// text sends 5991 to 5999 and nothing more (10000 to 10999 are below
+// "5990" as text): no longer id shows the misread, and the answer ends
+// the list early. The end is confirmed by an offset call where the
+// answers say the list ends (keysetEnd), which finds 10000 after 5999:
+// every walk is whole, read-ahead on or off, at 10 and 100 a page.
+func TestKeysetTextMisreadEndsTheList(t *testing.T) {
+	var all []int64
+	for id := int64(5000); id <= 5999; id++ {
+		all = append(all, id)
+	}
+	for id := int64(10000); id <= 10999; id++ {
+		all = append(all, id)
+	}
+	for _, readahead := range []bool{false, true} {
+		for _, size := range []int{10, 100} {
+			t.Run(fmt.Sprintf("read-ahead %v/%d", readahead, size), func(t *testing.T) {
+				l := newMemList(all)
+				l.keysetAs = "text"
+				ids, _ := costlyWalk(t, keysetEngine(readahead), l, size)
+				assert.Equal(t, all, ids)
+			})
+		}
+	}
+}

@@ -57,9 +57,10 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 		// skipped it.
 		doubt = true
 	case k.ended:
-		// Confirmed by the index only where it knows the list's end
-		// right after these records, from the anchor's place.
-		doubt = at < 0 || h.end != at+1+above
+		// Confirmed where the index knows the list's end right after
+		// these records, from the anchor's place, or where one offset
+		// call there shows it (keysetEnd).
+		doubt = at < 0 || h.end != at+1+above && !e.keysetEnd(ctx, f, ls, req.List, at+above, last, pg)
 	case h.hasHi && above > 0 && e.Order.Compare(h.hi.id, last) <= 0:
 		// A record the index knows above the anchor, inside the span
 		// the records cover, must be one of them.
@@ -79,7 +80,47 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 	}
 	e.keysetMarks(ls, req, pg, run, anchor, at)
 	cut(pg, req.Size)
-	return pg, run, calls, nil
+	return pg, run, pg.Calls, nil
+}
+
+// keysetEnd reports whether the list ends at offset end with the record
+// last, as keyset answers say: one offset call of a few records there
+// (a text comparison that left out every longer id, or a condition on
+// another field, ends the answers early: another record is there, or
+// follows). Its answer teaches the index, and is freed; the call is
+// counted in pg.
+func (e *Engine) keysetEnd(ctx context.Context, f Fetcher, ls *listState, list string, end int, last string, pg *Page) bool {
+	if e.callLimit(pg.Calls) != nil {
+		return false
+	}
+	v := ls.sizes.view(e.MaxPageSize)
+	var w Window
+	switch {
+	case v.fixed: // the backend sends its own page size
+		w = Window{Start: end, Size: v.limit}
+		if !e.Offsets {
+			w.Start = end / v.limit * v.limit
+		}
+	case e.Offsets:
+		w = PlanOffsetWindow(end, end+2, v.limit)
+	default:
+		w = PlanWindow(end, end+2, v.limit)
+	}
+	b, err := f.Fetch(ctx, w)
+	pg.Calls++
+	if r, ok := f.(Releaser); ok {
+		defer r.Release(pg.Calls - 1)
+	}
+	if err != nil {
+		return false
+	}
+	pg.Fetched += len(b.IDs)
+	i := end - w.Start
+	if len(b.IDs) > w.Size || e.check(b, w) != nil || len(b.IDs) != i+1 || b.IDs[i] != last {
+		return false
+	}
+	e.learn(list, b.IDs, w.Start, true, nil)
+	return true
 }
 
 // holds reports whether the ascending ids hold id.
