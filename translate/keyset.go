@@ -43,9 +43,8 @@ type keyset struct {
 // after it, which the next page's answer must hold first unless records
 // changed there since (an offset read tells), and its offset, counted
 // from an offset read through the keyset answers since, or -1. The offset
-// is a hint: it starts the search of the offset read that checks the
-// page ending the walk, and tells, with the end the index knows, whether
-// the walk counted as many records as the list holds.
+// is a hint: where the call that confirms the walk's end looks
+// (keysetEnd), or the offset read of a check starts its search.
 //
 // Ids are kept as keyed hashes (markHash), not text: a mark is then a
 // fixed size, counted whole in the list's object (ListStore's bound),
