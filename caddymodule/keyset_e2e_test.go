@@ -160,6 +160,87 @@ func TestKeysetStylesUnderChurn(t *testing.T) {
 // answers counted it to be), which steps through the list once. A cold
 // cursor costs one call in a list identity already checked; in one never
 // seen, the check's offset read too. Read-ahead is off for these counts;
+// TestKeysetCostWithReadahead counts the default.
+func TestKeysetCost(t *testing.T) {
+	const records = 5000
+	for _, perPage := range []int{10, 100} {
+		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
+			// The same walk asked by page, for comparison: every page steps
+			// through the records before it.
+			pb := reference.New(reference.Config{Seed: 25, Records: records})
+			psrv := httptest.NewServer(pb)
+			t.Cleanup(psrv.Close)
+			pc := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), psrv.URL)
+			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
+			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
+				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
+			pc.Stop(t) // one Caddy at a time
+
+			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
+			rec := &recorder{next: b}
+			srv := httptest.NewServer(rec)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), srv.URL)
+			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+			require.Equal(t, strIDs(b.IDs("calls")), ids)
+			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
+			kcalls, ocalls, ostepped := keysetCalls(t, b, rec, records)
+			p := float64(perPage)
+			t.Logf("walk of %d records: %d pages, %d calls (%d keyset, %d offset; %.3f per page), %.3f records fetched per record served, %.2f records stepped through per keyset call, %d by the offset reads",
+				records, pages, calls, kcalls, ocalls, float64(calls)/float64(pages), float64(served)/records, float64(stepped-ostepped)/float64(kcalls), ostepped)
+			assert.Equal(t, int64(pages-1), kcalls, "one keyset call per cursor page")
+			assert.Equal(t, int64(1+2), ocalls, "the first page, and the checks of the first keyset page and of the last")
+			checks := float64(2 * 2 * (perPage + 1)) // records the checks' two offset reads fetch, at most
+			assert.LessOrEqual(t, float64(served), records*(p+1)/p+checks, "records fetched per record served")
+			assert.LessOrEqual(t, float64(stepped-ostepped), float64(kcalls)*(p+1)+p, "records stepped through per keyset call (the first page's p besides)")
+			assert.LessOrEqual(t, float64(ostepped), records+checks, "the offset reads step through the list about once")
+			assert.Less(t, stepped*10, pb.Stepped("calls"), "a tenth of what the _page walk steps through, or less")
+
+			// Cold cursors, anywhere in the list (not its last page): in
+			// the walk's list identity, checked, and in one the gateway
+			// has never seen (the backend ignores the extra parameter).
+			all := b.IDs("calls")
+			r := rand.New(rand.NewPCG(25, uint64(perPage)))
+			coldMax := int64(0)
+			for i := range 20 {
+				at := r.IntN(len(all) - perPage - 1)
+				for _, extra := range []string{"", fmt.Sprintf("&cold=%d", i)} {
+					before, beforeStepped := b.Requests("calls"), b.Stepped("calls")
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=%d%s&_cursor=%s", c.URL, perPage, extra, cursorFor(strconv.FormatInt(all[at], 10))))
+					require.Equal(t, http.StatusOK, a.status, string(a.body))
+					assert.Equal(t, strIDs(all[at+1:min(at+1+perPage, len(all))]), a.ids(t))
+					if extra == "" {
+						assert.Equal(t, int64(1), b.Requests("calls")-before, "a cold cursor at %d costs one call", at)
+						assert.LessOrEqual(t, b.Stepped("calls")-beforeStepped, int64(perPage+1), "and p+1 records stepped through")
+					} else {
+						coldMax = max(coldMax, b.Requests("calls")-before)
+						assert.LessOrEqual(t, b.Requests("calls")-before, int64(1+3), "a cold cursor at %d of a list never seen: a keyset call and the check's offset read", at)
+					}
+				}
+			}
+			t.Logf("a cold cursor in a list identity never seen: %d calls at most", coldMax)
+		})
+	}
+}
+
+// keysetCalls counts the calls rec saw: by keyset (id_gt), and by offset
+// (the first page's, the checks'), with the records those step through.
+func keysetCalls(t *testing.T, b *reference.Backend, rec *recorder, records int) (keyset, offset, offsetStepped int64) {
+	t.Helper()
+	for _, r := range rec.requests() {
+		q := r.URL.Query()
+		if q.Has("id_gt") {
+			keyset++
+			continue
+		}
+		offset++
+		start, size, ok := b.Window("calls", q)
+		require.True(t, ok)
+		offsetStepped += int64(start + max(min(size, records-start), 0))
+	}
+	return keyset, offset, offsetStepped
+}
+
 // TestKeysetCostWithReadahead counts the same walk with read-ahead on
 // (the default): keyset answers are read ahead and kept as windows (issue
 // 40), so a walk costs a call per many pages, as the page dialect's does

@@ -259,7 +259,7 @@ func TestKeysetHostileCursorIDs(t *testing.T) {
 				keyed[id] = true
 			}
 			for _, id := range safe {
-				if tc.readahead != "" { // read ahead, a window may hold the page after it
+				if tc.readahead != "" { // read-ahead off: every cursor page is a call (on, a window may hold it)
 					assert.True(t, keyed[id], "a safe id is asked by keyset: %.20q", id)
 				}
 			}
