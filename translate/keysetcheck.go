@@ -18,12 +18,14 @@ import (
 // read by offset too (keysetCheck), and the offset page and its window
 // are served, when the list identity had no answer checked yet, when the
 // backend sent more than asked, when the ids grow a digit (textMayDiffer),
-// when the answers end the list and the index does not know that end, or
-// when they leave out a record known above the anchor (an index sample,
-// or the record that followed a page ending there). A window's records
-// past the page are served unseen: these checks hold for all of them, and
-// a walk's offset reads are its list's first check and its end's, at any
-// length. The index learns nothing from keyset answers: a backend that
+// when the answers end the list where neither the index nor one offset
+// call there (keysetEnd) shows that end, or when they leave out a record
+// known above the anchor (an index sample, or the record that followed a
+// page ending there). A window's records past the page are served
+// unseen: these checks hold for all of them, and a walk's offset reads
+// are its list's first check and the call at its end, at any length
+// (more only for a backend that misreads, or under churn). The index
+// learns nothing from keyset answers (but keysetEnd's offset call): a backend that
 // misreads the condition misreads it the same way in every answer, so
 // what it taught would only ever agree with it.
 func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head, prev string) (*Page, *StoredWindow, int, error) {
