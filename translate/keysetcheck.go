@@ -25,9 +25,9 @@ import (
 // unseen: these checks hold for all of them, and a walk's offset reads
 // are its list's first check and the call at its end, at any length
 // (more only for a backend that misreads, or under churn). The index
-// learns nothing from keyset answers (but keysetEnd's offset call): a backend that
-// misreads the condition misreads it the same way in every answer, so
-// what it taught would only ever agree with it.
+// learns nothing from keyset answers (keysetEnd's is an offset call): a
+// backend that misreads the condition misreads it the same way in every
+// answer, so what it taught would only ever agree with it.
 func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head, prev string) (*Page, *StoredWindow, int, error) {
 	k, calls, err := e.keysetPage(ctx, f, ls, req, ahead, hd, prev)
 	if k.pg == nil || err != nil {
