@@ -108,6 +108,35 @@ func TestKeysetMisreadsThroughCaddy(t *testing.T) {
 	}
 }
 
+// TestKeysetTextMisreadInsideAWindow: a backend that compares ids as
+// text reads the condition right while a walk's ids keep their number of
+// digits (1000 to 1999), so the list's first check agrees, and wrong past
+// them: after 1995 come 19950, 19960, ..., 20000, ..., and 10000 to 19940
+// are left out. With read-ahead on, a keyset window read ahead across
+// that point is checked there (issue 40): every walk is exact, read-ahead
+// on or off, at 10 and 100 a page.
+func TestKeysetTextMisreadInsideAWindow(t *testing.T) {
+	var all []string
+	for id := 1000; id <= 1999; id++ {
+		all = append(all, strconv.Itoa(id))
+	}
+	for id := 10000; id <= 29990; id += 10 {
+		all = append(all, strconv.Itoa(id))
+	}
+	for _, readahead := range []string{"", "readahead_ttl 0"} {
+		t.Run(fmt.Sprintf("%q", readahead), func(t *testing.T) {
+			b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+			b.mode = "text"
+			srv := httptest.NewServer(b)
+			t.Cleanup(srv.Close)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
+			for _, perPage := range []int{10, 100} {
+				assert.Equal(t, all, walkKeyset(t, c.URL, perPage, ""), "%d a page", perPage)
+			}
+		})
+	}
+}
+
 // TestKeysetLongAnswersThroughCaddy: a keyset answer longer than asked is
 // handled as an offset answer is. Past backend_max_per_page it is a 502
 // naming backend_keyset and backend_max_per_page; within it (after 999

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -112,6 +113,10 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 		first = size
 	}
 	at := c.AheadAt
+	var prev string // the record before c.Ahead, when the window cut holds it
+	if w := c.Window; w != nil && len(w.IDs) > 1 && w.IDs[len(w.IDs)-1] == c.Ahead {
+		prev = strings.Clone(w.IDs[len(w.IDs)-2])
+	}
 	e.aheadWG.Add(1)
 	read := func() {
 		var err error
@@ -128,7 +133,7 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 			e.aheadN.Add(-1)
 			done(err)
 		}()
-		err = e.prefetch(ctx, df, key, at, size, first, walk)
+		err = e.prefetch(ctx, df, key, prev, at, size, first, walk)
 	}
 	if e.spawn != nil {
 		e.spawn(read)
@@ -148,14 +153,15 @@ func (e *Engine) dropAhead(list, after string) {
 
 // prefetch reads the walk's next window after the cursor k.after (the
 // last record of the window the walk is in, at offset at in the list,
-// or -1), as a page there would with the read-ahead the walk asks, and
+// or -1, after prev when known), as a page there would with the
+// read-ahead the walk asks, and
 // records it as a page ending at that cursor would be: a chain entry
 // whose time is the read's start (the store's clock, from a Cut made
 // before its calls), and the window, its first page first records long.
 // It reads nothing when a live chain entry is there already (a page of
 // the walk ended there, or another instance read ahead): that entry's
 // window or the walker's own read serves the walk.
-func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, first int, walk Walk) error {
+func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev string, at, size, first int, walk Walk) error {
 	walks := e.walks()
 	now, ttl := e.now(), walks.TTL()
 	// Fresh: the store's answer without a cut, so that asking moves
@@ -180,18 +186,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, 
 	// whole page (a page stitched from two answers keeps only the last,
 	// which holds no record at or below the cursor).
 	req := Request{List: k.list, After: k.after, Size: first}
-	var (
-		pg    *Page
-		run   *StoredWindow
-		calls int
-		err   error
-	)
-	if e.keysetFor(ls, k.after) {
-		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, head{})
-	}
-	if pg == nil && err == nil {
-		_, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, head{})
-	}
+	_, run, err := e.ask(ctx, f, ls, req, ahead, head{}, prev)
 	if err != nil || run == nil {
 		return err
 	}
@@ -211,13 +206,13 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, at, size, 
 // It waits for that read when it is in flight here. It returns the page,
 // the window its rest came from and the walk as that read left it (the
 // size it grew to), or nil.
-func (e *Engine) headAhead(ctx context.Context, req Request, h head, walk Walk, now time.Time) (*Page, *StoredWindow, Walk) {
+func (e *Engine) headAhead(ctx context.Context, ls *listState, req Request, h head, walk Walk, now time.Time) (*Page, *StoredWindow, Walk) {
 	ids := h.ids()
 	if len(ids) == 0 {
 		return nil, nil, walk
 	}
 	x := ids[len(ids)-1]
-	e.awaitAhead(ctx, req.List, x)
+	e.awaitAhead(ctx, req.List, x, ls.readTime.bound())
 	walks := e.walks()
 	q := CutQuery{After: x, Size: req.Size, Now: now, Probe: true}
 	c := walks.Cut(ctx, req.List, q)
@@ -243,15 +238,41 @@ func (e *Engine) headAhead(ctx context.Context, req Request, h head, walk Walk, 
 func (e *Engine) WaitAhead() { e.aheadWG.Wait() }
 
 // awaitAhead waits for a read ahead in flight after the cursor after, if
-// there is one: the walker got there first, and the read it would make
-// is that one.
-func (e *Engine) awaitAhead(ctx context.Context, list, after string) {
+// there is one, for at most bound: the walker got there first, and the
+// read it would make is that one, unless the backend is slow to answer
+// it. Past bound the page reads for itself.
+func (e *Engine) awaitAhead(ctx context.Context, list, after string, bound time.Duration) {
 	v, ok := e.ahead.Load(aheadKey{list, after})
 	if !ok {
 		return
 	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
 	select {
 	case <-v.(chan struct{}):
 	case <-ctx.Done():
+	case <-t.C:
 	}
+}
+
+// readTime is a list's backend read time (a page's or a read ahead's),
+// smoothed, in nanoseconds: how long a page waits for a read ahead it did
+// not start (bound) is four of them, from 20 ms to 1 s (1 s before any is
+// seen). A read ahead slower than that is a backend slow on one answer,
+// and the page's own read, which asks less, is no slower. Concurrent
+// reads may lose one's share: it scales a bound, it measures nothing.
+type readTime struct{ ns atomic.Int64 }
+
+func (r *readTime) observe(d time.Duration) {
+	if old := r.ns.Load(); old != 0 {
+		d = time.Duration(old) + (d-time.Duration(old))/4
+	}
+	r.ns.Store(max(int64(d), 1))
+}
+
+func (r *readTime) bound() time.Duration {
+	if ns := r.ns.Load(); ns != 0 {
+		return min(max(4*time.Duration(ns), 20*time.Millisecond), time.Second)
+	}
+	return time.Second
 }

@@ -228,32 +228,16 @@ func (e *BackendError) Error() string {
 	return fmt.Sprintf("backend page %d of size %d: %s", e.Window.Page(), e.Window.Size, e.Reason)
 }
 
-// Page reads one page.
-//
-// Consistency: every record of the page comes from an answer that also
-// holds a record at or below the cursor (or starts at offset 0), so the
-// page is exactly the records after the cursor as the backend held them.
-// When one answer ends before the page is complete, the next call overlaps
-// it on its last taken record, and that overlap is checked the same way.
-//
-// Page sizes: an answer is taken at face value only when it cannot have
-// been clamped (see pageSizes and judge). Any other short answer is never
-// the end of a walk nor read at an offset it may not come from: the next
-// call, planned within the sizes the backend was seen to serve, tells.
-//
-// Each call is one turn of the loop below; its steps (plan a window, read
-// and check the answer, settle the cursor's place, take the records,
-// stitch the next call on) are pageRead's methods, in page.go.
-//
-// The page is read in three steps, the seam between read-ahead and the
-// backend's dialect (run.go): find the span that covers the cursor (the
-// store's Cut: a read-ahead window the walk rule admits), take its records
-// after the cursor (the whole page, or a head), and stitch the rest on
-// from the backend, by keyset (records above the cursor, or above the
-// head's records) where the backend takes that and the id is safe to
-// write into its query, else by page or offset (offsetPage). A walk that
-// continues reads ahead in those calls (readahead), and the last answer
-// becomes its next window.
+// Page reads one page, in three steps: what the page wants (Size
+// records after the cursor, or from an offset, and whether more follow);
+// whether a window holds it (the store's Cut finds the read-ahead window
+// the walk rule admits: see fromWindow); and how to ask the backend for
+// what no window holds (ask: by keyset or by offset, reading ahead when
+// a walk continues, the answer read ahead kept as the walk's next
+// window). Every record of the page comes from an answer that also holds
+// a record at or below the cursor, starts the list, or was anchored above
+// the cursor by the backend: the page is exactly the records after the
+// cursor as the backend held them.
 func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error) {
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
@@ -266,36 +250,11 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if c.Continues {
 		walk.Pace(req.Size, c.Made, now)
 	}
-	if c.Holds(req.Size) {
-		w := c.Window
-		pg := e.cutPage(req, w, c.From)
-		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
-		if c.Ahead != "" {
-			e.readAhead(f, req.List, c, req.Size, walk)
-		}
+	if pg := e.fromWindow(ctx, f, ls, req, c, walk, now); pg != nil {
 		return pg, nil
-	}
-	if c.Ahead != "" {
-		e.dropAhead(req.List, c.Ahead) // no page cut whole: no marker
 	}
 	h := head{c.Window, c.From} // a window's records after the cursor, short of the page
-	if pg, w, walk := e.headAhead(ctx, req, h, walk, now); pg != nil {
-		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
-		return pg, nil
-	}
-	ahead := walk.Readahead(req.Size, c.Continues, ttl)
-	var (
-		pg    *Page
-		run   *StoredWindow
-		calls int
-		err   error
-	)
-	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err = e.keysetChecked(ctx, f, ls, req, ahead, h)
-	}
-	if pg == nil && err == nil {
-		pg, run, err = e.offsetPage(ctx, f, ls, req, ahead, calls, h)
-	}
+	pg, run, err := e.ask(ctx, f, ls, req, walk.Readahead(req.Size, c.Continues, ttl), h, "")
 	if err != nil {
 		return nil, err
 	}
@@ -307,6 +266,53 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	}
 	walks.Walked(ctx, req.List, e.walked(pg, req.Size, c.At, now, walk, h.w, run))
 	return pg, nil
+}
+
+// fromWindow serves the page from windows, with no backend call, when
+// they hold it: the window the store's Cut found (c), whole, starting the
+// walk's next window in the background when the page is its marker; or
+// that window's last records (a head) and the window read ahead after
+// them (headAhead). nil when the backend is to be asked.
+func (e *Engine) fromWindow(ctx context.Context, f Fetcher, ls *listState, req Request, c CutResult, walk Walk, now time.Time) *Page {
+	walks := e.walks()
+	if c.Holds(req.Size) {
+		w := c.Window
+		pg := e.cutPage(req, w, c.From)
+		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
+		if c.Ahead != "" {
+			e.readAhead(f, req.List, c, req.Size, walk)
+		}
+		return pg
+	}
+	if c.Ahead != "" {
+		e.dropAhead(req.List, c.Ahead) // no page cut whole: no marker
+	}
+	pg, w, walk := e.headAhead(ctx, ls, req, head{c.Window, c.From}, walk, now)
+	if pg != nil {
+		walks.Walked(ctx, req.List, e.walked(pg, req.Size, w.At, now, walk, w, nil))
+	}
+	return pg
+}
+
+// ask reads a page from the backend, with ahead records more in each
+// call when a walk continues, starting from a window's head when there is
+// one: by keyset ("the records above X", keysetChecked, which holds its
+// own checks) where the backend takes that and the cursor is safe to
+// write into its query, else by page or offset (offsetPage). prev, when
+// set, is the record before the cursor that a read ahead of the walker
+// knows (see keysetPage). It returns the answer to keep as a read-ahead
+// window, if any, and feeds the list's read time (readTime).
+func (e *Engine) ask(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *StoredWindow, error) {
+	began := time.Now()
+	defer func() { ls.readTime.observe(time.Since(began)) }()
+	if req.After != "" && e.keysetFor(ls, req.After) {
+		pg, run, calls, err := e.keysetChecked(ctx, f, ls, req, ahead, h, prev)
+		if pg != nil || err != nil {
+			return pg, run, err
+		}
+		return e.offsetPage(ctx, f, ls, req, ahead, calls, h)
+	}
+	return e.offsetPage(ctx, f, ls, req, ahead, 0, h)
 }
 
 // walked is what the store records of a page served: see Walked.
@@ -357,6 +363,18 @@ func (e *Engine) now() time.Time {
 // ahead records more in each call when a walk continues, after calls
 // already made for the page. It returns the answer to keep as a read-ahead
 // window, if any.
+//
+// Consistency: every record of the page comes from an answer that also
+// holds a record at or below the cursor (or starts at offset 0). When one
+// answer ends before the page is complete, the next call overlaps it on
+// its last taken record, and that overlap is checked the same way. Page
+// sizes: an answer is taken at face value only when it cannot have been
+// clamped (see pageSizes and judge); any other short answer is never the
+// end of a walk nor read at an offset it may not come from: the next
+// call, planned within the sizes the backend was seen to serve, tells.
+// Each call is one turn of the loop below; its steps (plan a window, read
+// and check the answer, settle the cursor's place, take the records,
+// stitch the next call on) are pageRead's methods, in page.go.
 func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, h head) (*Page, *StoredWindow, error) {
 	var r pageRead
 	if err := r.start(e, f, ls, req); err != nil {
@@ -389,75 +407,6 @@ func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			return nil, nil, err
 		}
 	}
-}
-
-// check refuses answers the engine cannot reason about, saying which
-// setting most likely disagrees with the backend.
-func (e *Engine) check(b Batch, w Window) error {
-	if len(b.IDs) > w.Size {
-		return &BackendError{Window: w, Setting: "backend_max_per_page",
-			Reason: fmt.Sprintf("%d records for a page of %d", len(b.IDs), w.Size)}
-	}
-	if b.Records != nil && len(b.Records) != len(b.IDs) {
-		return &BackendError{Window: w, Reason: "records and ids differ in number"}
-	}
-	for i, id := range b.IDs {
-		if err := e.Order.Check(id); err != nil {
-			// Only a numeric id that is not a whole number would pass under
-			// the other id_order; an empty, overlong or (lexical) not UTF-8
-			// id fails under both, and only id_field can change that.
-			if e.Order == Numeric && id != "" && len(id) <= MaxIDLength {
-				return &BackendError{Window: w, Setting: "id_order", Reason: fmt.Sprintf(
-					"record %d: %v; set id_order lexical if the backend's ids are not whole numbers, or id_field if it names the wrong field", i, err)}
-			}
-			return &BackendError{Window: w, Setting: "id_field", Reason: fmt.Sprintf(
-				"record %d: %v; ids must be non-empty UTF-8 text of at most %d bytes under either id_order; set id_field if it names the wrong field", i, err, MaxIDLength)}
-		}
-		if i > 0 && e.Order.Compare(b.IDs[i-1], id) >= 0 {
-			return e.orderError(b.IDs, i, w)
-		}
-	}
-	return nil
-}
-
-// orderError explains ids out of the configured order, at i: as strings
-// where numbers were configured, descending, repeated, or in no id order.
-func (e *Engine) orderError(ids []string, i int, w Window) error {
-	a, b := ids[i-1], ids[i]
-	pair := fmt.Sprintf("ids out of order: %.40q before %.40q", a, b)
-	descending := true
-	for k := 1; k < len(ids); k++ {
-		descending = descending && e.Order.Compare(ids[k-1], ids[k]) > 0
-	}
-	switch {
-	case e.Order == Numeric && a != b && e.Order.Compare(a, b) == 0:
-		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
-			" are the same number written two ways; set id_order lexical if the backend's ids are text, or id_field if it names the wrong field"}
-	case e.Order.Compare(a, b) == 0:
-		return &BackendError{Window: w, Setting: "id_field", Reason: pair +
-			" are the same id; id_field must name a field unique to each record"}
-	case e.Order == Numeric && sortedAs(Lexical, ids):
-		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
-			": the backend sorts ids as strings; set id_order lexical"}
-	case e.Order == Lexical && allWholeNumbers(ids) && sortedAs(Numeric, ids):
-		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
-			": the backend sorts ids as numbers; set id_order numeric"}
-	case descending:
-		return &BackendError{Window: w, Setting: "backend_sort", Reason: pair +
-			": the backend sorts ids descending; set backend_sort to its parameters for ascending ids"}
-	}
-	return &BackendError{Window: w, Setting: "backend_sort", Reason: fmt.Sprintf(
-		"%s (want ascending %s ids): the backend ignores backend_sort or sorts by another field; set backend_sort to its parameters for ascending ids", pair, e.Order)}
-}
-
-// sortedAs reports whether ids ascend strictly under o.
-func sortedAs(o Order, ids []string) bool {
-	for k := 1; k < len(ids); k++ {
-		if o.Compare(ids[k-1], ids[k]) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // learn gives the index the edges of an answer.

@@ -24,6 +24,7 @@ func keysetEngine(readahead bool) *Engine {
 		}}
 	if readahead {
 		e.Lists = trustedStore(Numeric, 2*time.Second, 64<<20)
+		e.spawn = inline // reads ahead in the page that starts them: counts that do not hang on goroutines
 	} else {
 		e.Lists = trustedStore(Numeric, 0, 0)
 	}
@@ -110,16 +111,14 @@ func TestKeysetTargets(t *testing.T) {
 	}
 }
 
-// TestKeysetWithReadahead: with read-ahead on, a keyset list is read as
-// without it, a keyset call a page: keyset answers are never kept as
-// windows, whose records no check would see (keysetChecked). Under churn
-// the checks read by offset now and then, and each keyset record is read
-// about once.
+// TestKeysetWithReadahead: with read-ahead on, a keyset walk under churn
+// is read in windows (issue 40), a call per many pages; the checks read
+// by offset now and then, and each keyset record is read about once.
 func TestKeysetWithReadahead(t *testing.T) {
 	l := newMemList(evenIDs(3000))
 	c := churningWalk(t, 8, keysetEngine(true), l, 10)
 	t.Logf("%.3f calls a page, %d offset calls for %d pages, %d offset records stepped", c.callsPerPage(), l.offsetCalls, c.pages, l.offsetStepped)
-	assert.LessOrEqual(t, c.callsPerPage(), 1.05)
+	assert.LessOrEqual(t, c.callsPerPage(), 0.1)
 	assert.LessOrEqual(t, l.offsetCalls, c.pages/20, "the checks' offset reads: a few in a hundred pages")
 	assert.Less(t, c.stepped-l.offsetStepped, 2*c.served, "each record read about once by keyset")
 }
@@ -330,8 +329,9 @@ func TestKeysetLongAnswer(t *testing.T) {
 				assert.Equal(t, all, ids)
 				t.Logf("%d pages, %d calls, %d offset", c.pages, c.calls, l.offsetCalls-off0)
 				// the first page, the first keyset page's check and the
-				// end's, on fixed pages (160 when each page was checked)
-				assert.LessOrEqual(t, l.offsetCalls-off0, 8, "offset reads a walk")
+				// end's, on fixed pages (160 when each page was checked),
+				// and the call where the answers end the list (keysetEnd)
+				assert.LessOrEqual(t, l.offsetCalls-off0, 9, "offset reads a walk")
 			}
 		})
 	}
@@ -364,8 +364,8 @@ func TestKeysetStateCountedWhole(t *testing.T) {
 // digits (9000 to 9999), and wrong once the walk crosses to five (after
 // 9995 come 99950, 99960, ...). A window read ahead across that point held
 // records no check saw, and the walk lost nine in ten of the list with
-// 200s (review of issue 31). Keyset answers are not kept as windows: the
-// walk is whole, read-ahead on or off.
+// 200s (review of issue 31). Such a window is checked where its ids grow
+// a digit (textMayDiffer): the walk is whole, read-ahead on or off.
 func TestKeysetMisreadInsideAReadAheadWindow(t *testing.T) {
 	var all []int64
 	for id := int64(9000); id <= 9999; id++ {

@@ -6,44 +6,36 @@ import (
 	"sort"
 )
 
-// The checks of keyset pages (see keyset.go): when a page read by keyset
-// is compared with an offset read of the same cursor, and how a misread
-// is told from records that changed between the two.
+// The checks of keyset answers (see keyset.go): where a misread can
+// show, and, where they cannot tell, how a keyset page is compared with an
+// offset read of the same cursor and a misread told from records that
+// changed between the two.
 
-// keysetChecked reads a cursor page by keyset (keysetPage) and checks it
-// before any of it is served: when the list identity has not had an
-// answer checked yet, when the answers end the list and the index does
-// not know that end, when the backend sent more than asked, or when the
-// page leaves out a record known above the cursor (an index sample, or
-// the record that followed a page ending at the cursor), the page is
-// read by offset too (offsetPage, after the keyset calls), and the offset
-// page is served. A disagreement between the two is a misread. It
-// returns a nil page and no error when the page is to be read by offset.
-//
-// The index learns nothing from keyset answers: a backend that misreads
-// the condition misreads it the same way in every answer, so records it
-// taught would only ever agree with it. What the index knows comes from
-// offset reads: the walk's first page, the checks, other walks.
-//
-// A keyset answer is never read ahead nor kept as a window: these checks
-// look at the page and the record after it, and a window's other records
-// would be served unseen, so a backend that misreads the condition only
-// past some id (ids compared as text, read right until a walk crosses a
-// power of ten) would give whole pages from it with a 200. Holding a
-// window against offset reads fails under churn as often as it catches a
-// misread, and costs the backend the offset walk keyset exists to spare
-// it. A keyset page is one cheap call; read-ahead windows come from
-// offset reads only (a walk's first page, the checks' reads).
-func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head) (*Page, *StoredWindow, int, error) {
-	pg, calls, long, ended, err := e.keysetPage(ctx, f, ls, req, hd)
-	if pg == nil || err != nil {
-		return pg, nil, calls, err
+// keysetChecked reads a cursor page by keyset (keysetPage), with the
+// window read ahead in its answer, and checks them before any of it is
+// served. keysetPage held every answer above its anchor, in id order, and
+// its first record against the one seen after the anchor. The page is
+// read by offset too (keysetCheck), and the offset page and its window
+// are served, when the list identity had no answer checked yet, when the
+// backend sent more than asked, when the ids grow a digit (textMayDiffer),
+// when the answers end the list where neither the index nor one offset
+// call there (keysetEnd) shows that end, or when they leave out a record
+// known above the anchor (an index sample, or the record that followed a
+// page ending there). A window's records past the page are served
+// unseen: these checks hold for all of them, and a walk's offset reads
+// are its list's first check and the call at its end, at any length
+// (more only for a backend that misreads, or under churn). The index
+// learns nothing from keyset answers (keysetEnd's is an offset call): a
+// backend that misreads the condition misreads it the same way in every
+// answer, so what it taught would only ever agree with it.
+func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head, prev string) (*Page, *StoredWindow, int, error) {
+	k, calls, err := e.keysetPage(ctx, f, ls, req, ahead, hd, prev)
+	if k.pg == nil || err != nil {
+		return nil, nil, calls, err
 	}
-	anchor := req.After
-	if ids := hd.ids(); len(ids) > 0 {
-		anchor = ids[len(ids)-1]
-	}
-	keyed := pg.IDs[pg.Head:] // the records above anchor, as the backend sent them
+	pg, run, anchor := k.pg, k.run, k.anchor
+	keyed := pg.IDs[pg.Head:] // the page's records above anchor, as the backend sent them
+	above, last := e.keysetRemaining(keyed, run, anchor)
 	h := e.Index.lookup(req.List, anchor)
 	at := -1 // the anchor's offset, when the index knows it
 	if h.hasLo && e.Order.Compare(h.lo.id, anchor) == 0 {
@@ -59,42 +51,109 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 	}
 	var doubt bool
 	switch {
-	case !checked, long:
+	case !checked, k.long, k.crossed:
 		doubt = true
 	case m.next != 0 && (len(keyed) == 0 || markHash(keyed[0]) != m.next):
 		// The record after the anchor when a page ended there is not the
 		// answer's first: records changed there since, or a misread
 		// skipped it.
 		doubt = true
-	case ended:
-		// Confirmed by the index only where it knows the list's end
-		// right after these records, from the anchor's place.
-		doubt = at < 0 || h.end != at+1+len(keyed)
-	case h.hasHi && len(keyed) > 0:
+	case k.ended:
+		// Confirmed where the index knows the list's end right after
+		// these records, from the anchor's place, or where one offset
+		// call there shows it (keysetEnd).
+		doubt = at < 0 || h.end != at+1+above && !e.keysetEnd(ctx, f, ls, req.List, at+above, last, pg)
+	case h.hasHi && above > 0 && e.Order.Compare(h.hi.id, last) <= 0:
 		// A record the index knows above the anchor, inside the span
 		// the records cover, must be one of them.
-		last := keyed[len(keyed)-1]
-		if e.Order.Compare(h.hi.id, last) <= 0 {
-			_, found := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(h.hi.id, keyed[i]) })
-			doubt = !found
-		}
+		doubt = !e.holds(keyed, h.hi.id) && (run == nil || !e.holds(run.IDs, h.hi.id))
 	}
 	if doubt {
 		if counted {
 			e.Index.learn(req.List, []sample{{at, anchor}}, at+1, -1) // where the offset read's search starts
 		}
+		if k.ended && run != nil {
+			// Read by offset as far as the answers said the list goes,
+			// and a record more: the index then knows its end, and the
+			// window read is the one the walk goes on from.
+			ahead = max(ahead, above+1)
+		}
 		return e.keysetCheck(ctx, f, ls, req, ahead, hd, pg)
 	}
-	e.keysetMarks(ls, req, pg, anchor, at)
+	e.keysetMarks(ls, req, pg, run, anchor, at)
 	cut(pg, req.Size)
-	return pg, nil, calls, nil
+	return pg, run, pg.Calls, nil
 }
 
-// keysetMarks remembers where a page served by keyset ended, for the
-// checks of the pages that go on from there: the record that follows, and
-// its offset
+// keysetEnd reports whether the list ends at offset end with the record
+// last, as keyset answers say: one offset call of a few records there
+// (a text comparison that left out every longer id, or a condition on
+// another field, ends the answers early: another record is there, or
+// follows). Its answer teaches the index, and is freed; the call is
+// counted in pg.
+func (e *Engine) keysetEnd(ctx context.Context, f Fetcher, ls *listState, list string, end int, last string, pg *Page) bool {
+	if e.callLimit(pg.Calls) != nil {
+		return false
+	}
+	v := ls.sizes.view(e.MaxPageSize)
+	var w Window
+	switch {
+	case v.fixed: // the backend sends its own page size
+		w = Window{Start: end, Size: v.limit}
+		if !e.Offsets {
+			w.Start = end / v.limit * v.limit
+		}
+	case e.Offsets:
+		w = PlanOffsetWindow(end, end+2, v.limit)
+	default:
+		w = PlanWindow(end, end+2, v.limit)
+	}
+	b, err := f.Fetch(ctx, w)
+	pg.Calls++
+	if r, ok := f.(Releaser); ok {
+		defer r.Release(pg.Calls - 1)
+	}
+	if err != nil {
+		return false
+	}
+	pg.Fetched += len(b.IDs)
+	i := end - w.Start
+	if len(b.IDs) > w.Size || e.check(b, w) != nil || len(b.IDs) != i+1 || b.IDs[i] != last {
+		return false
+	}
+	e.learn(list, b.IDs, w.Start, true, nil)
+	return true
+}
+
+// holds reports whether the ascending ids hold id.
+func (e *Engine) holds(ids []string, id string) bool {
+	_, found := sort.Find(len(ids), func(i int) int { return e.Order.Compare(id, ids[i]) })
+	return found
+}
+
+// keysetRemaining returns how many records the answers of a keyset page
+// held above anchor, the page's (keyed) and those past it in the window
+// read with it, and the last of them.
+func (e *Engine) keysetRemaining(keyed []string, run *StoredWindow, anchor string) (int, string) {
+	if run == nil || len(run.IDs) == 0 {
+		if len(keyed) == 0 {
+			return 0, anchor
+		}
+		return len(keyed), keyed[len(keyed)-1]
+	}
+	last := run.IDs[len(run.IDs)-1]
+	if e.Order.Compare(run.Floor, anchor) == 0 {
+		return len(run.IDs), last
+	}
+	i, _ := sort.Find(len(keyed), func(i int) int { return e.Order.Compare(run.Floor, keyed[i]) })
+	return i + 1 + len(run.IDs), last
+}
+
+// keysetMarks remembers where a page served by keyset ended, and the
+// last record of the window read with it, for the checks of the pages
+// that go on from there: the record that follows, and their offsets
 // when the anchor's (at) is known. Called before the page is cut.
-func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, anchor string, at int) {
+func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWindow, anchor string, at int) {
 	keyed := pg.IDs[pg.Head:]
 	offOf := func(id string) int { // the offset of anchor or a record of keyed
 		if at < 0 {
@@ -113,6 +172,13 @@ func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, anchor string
 	if len(pg.IDs) > req.Size {
 		last := pg.IDs[req.Size-1]
 		ls.keyed.remember(keysetMark{id: markHash(last), next: markHash(pg.IDs[req.Size]), off: offOf(last)})
+	}
+	if run != nil && len(run.IDs) > 0 {
+		off := offOf(run.Floor)
+		if off >= 0 {
+			off += len(run.IDs)
+		}
+		ls.keyed.remember(keysetMark{id: markHash(run.IDs[len(run.IDs)-1]), off: off})
 	}
 }
 

@@ -98,7 +98,8 @@ func (s *MemoryStore) learned(name string) *listState {
 // caller's (SECURITY.md, "Limits and their defaults": the learned page
 // limit).
 type listState struct {
-	sizes pageSizes
+	sizes    pageSizes
+	readTime readTime // how long its reads take, for the wait on a read ahead
 
 	mu    sync.Mutex
 	keyed keyset

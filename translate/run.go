@@ -1,6 +1,10 @@
 package translate
 
-import "github.com/helpdesk-gateway/gateway/liststore"
+import (
+	"fmt"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
+)
 
 // The one kind of answer the engine reads pages from. A backend call's
 // answer, as a page reads it (answer, in page.go), and a read-ahead
@@ -77,4 +81,73 @@ func (pg *Page) add(ids []string, records [][]byte, i, j int) {
 	if records != nil {
 		pg.Records = append(pg.Records, records[i:j]...)
 	}
+}
+
+// check refuses answers the engine cannot reason about, saying which
+// setting most likely disagrees with the backend.
+func (e *Engine) check(b Batch, w Window) error {
+	if len(b.IDs) > w.Size {
+		return &BackendError{Window: w, Setting: "backend_max_per_page",
+			Reason: fmt.Sprintf("%d records for a page of %d", len(b.IDs), w.Size)}
+	}
+	if b.Records != nil && len(b.Records) != len(b.IDs) {
+		return &BackendError{Window: w, Reason: "records and ids differ in number"}
+	}
+	for i, id := range b.IDs {
+		if err := e.Order.Check(id); err != nil {
+			// Only a numeric id that is not a whole number would pass under
+			// the other id_order; an empty, overlong or (lexical) not UTF-8
+			// id fails under both, and only id_field can change that.
+			if e.Order == Numeric && id != "" && len(id) <= MaxIDLength {
+				return &BackendError{Window: w, Setting: "id_order", Reason: fmt.Sprintf(
+					"record %d: %v; set id_order lexical if the backend's ids are not whole numbers, or id_field if it names the wrong field", i, err)}
+			}
+			return &BackendError{Window: w, Setting: "id_field", Reason: fmt.Sprintf(
+				"record %d: %v; ids must be non-empty UTF-8 text of at most %d bytes under either id_order; set id_field if it names the wrong field", i, err, MaxIDLength)}
+		}
+		if i > 0 && e.Order.Compare(b.IDs[i-1], id) >= 0 {
+			return e.orderError(b.IDs, i, w)
+		}
+	}
+	return nil
+}
+
+// orderError explains ids out of the configured order, at i: as strings
+// where numbers were configured, descending, repeated, or in no id order.
+func (e *Engine) orderError(ids []string, i int, w Window) error {
+	a, b := ids[i-1], ids[i]
+	pair := fmt.Sprintf("ids out of order: %.40q before %.40q", a, b)
+	descending := true
+	for k := 1; k < len(ids); k++ {
+		descending = descending && e.Order.Compare(ids[k-1], ids[k]) > 0
+	}
+	switch {
+	case e.Order == Numeric && a != b && e.Order.Compare(a, b) == 0:
+		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
+			" are the same number written two ways; set id_order lexical if the backend's ids are text, or id_field if it names the wrong field"}
+	case e.Order.Compare(a, b) == 0:
+		return &BackendError{Window: w, Setting: "id_field", Reason: pair +
+			" are the same id; id_field must name a field unique to each record"}
+	case e.Order == Numeric && sortedAs(Lexical, ids):
+		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
+			": the backend sorts ids as strings; set id_order lexical"}
+	case e.Order == Lexical && allWholeNumbers(ids) && sortedAs(Numeric, ids):
+		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
+			": the backend sorts ids as numbers; set id_order numeric"}
+	case descending:
+		return &BackendError{Window: w, Setting: "backend_sort", Reason: pair +
+			": the backend sorts ids descending; set backend_sort to its parameters for ascending ids"}
+	}
+	return &BackendError{Window: w, Setting: "backend_sort", Reason: fmt.Sprintf(
+		"%s (want ascending %s ids): the backend ignores backend_sort or sorts by another field; set backend_sort to its parameters for ascending ids", pair, e.Order)}
+}
+
+// sortedAs reports whether ids ascend strictly under o.
+func sortedAs(o Order, ids []string) bool {
+	for k := 1; k < len(ids); k++ {
+		if o.Compare(ids[k-1], ids[k]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
