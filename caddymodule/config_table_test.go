@@ -156,3 +156,40 @@ func validateNoPanic(t *testing.T, cfg []byte) (err error) {
 	require.NotPanics(t, func() { err = caddy.Validate(&c) }, "caddy validate")
 	return err
 }
+
+// TestFailedProvisionLeavesNothing: a Provision refused, for a value
+// only the placeholders replaced tell among others, sets nothing up (no
+// store client, no windows and their purge timer, no entry in the admin
+// endpoint's report), and Caddy's Cleanup after it, then the context's
+// end, find nothing to undo. A gateway that was provisioned is undone
+// whole: out of the report, its store closed.
+func TestFailedProvisionLeavesNothing(t *testing.T) {
+	t.Setenv("HELPDESK_CFGTEST_SHORT", "short")
+	for _, g := range []*Gateway{
+		{ReadaheadStore: "redis://127.0.0.1:1/0", ReadaheadStoreKey: "{env.HELPDESK_CFGTEST_SHORT}"},
+		{ReadaheadStore: "redis://127.0.0.1:1/0", ReadaheadStoreKey: "{env.HELPDESK_CFGTEST_UNSET}"},
+		{ReadaheadStore: "{env.HELPDESK_CFGTEST_UNSET}", ReadaheadStoreKey: storeKey},
+		{ReadaheadStore: "redis://127.0.0.1:1/0?bogus=1", ReadaheadStoreKey: storeKey}, // refused by go-redis, as the store is made
+		{MaxPerPage: -1},
+	} {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+		require.Error(t, g.Provision(ctx))
+		assert.Nil(t, g.store)
+		assert.Nil(t, g.windows)
+		assert.Nil(t, g.stopPurge)
+		assert.NotContains(t, runningGateways(), g)
+		require.NotPanics(t, func() { _ = g.Cleanup(); _ = g.Cleanup() })
+		cancel()
+	}
+
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	g := &Gateway{ReadaheadStore: "redis://127.0.0.1:1/0", ReadaheadStoreKey: storeKey}
+	require.NoError(t, g.Provision(ctx))
+	require.Contains(t, runningGateways(), g)
+	require.NotNil(t, g.store)
+	require.NoError(t, g.Cleanup())
+	assert.NotContains(t, runningGateways(), g)
+	assert.True(t, g.store.closed.Load(), "its store's connections closed")
+	require.NotPanics(t, func() { _ = g.Cleanup() })
+}
