@@ -23,9 +23,14 @@ func FuzzCaddyfileBlock(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, block string) {
+		// Not NewTestDispenser, which exits the process on a lexer error.
+		tokens, err := caddyfile.Tokenize([]byte("helpdesk_gateway {\n"+block+"\n}"), "Testfile")
+		if err != nil {
+			return
+		}
 		var g Gateway
-		err := g.UnmarshalCaddyfile(caddyfile.NewTestDispenser("helpdesk_gateway {\n" + block + "\n}"))
-		if adaptable(block) {
+		err = g.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens))
+		if adaptable(tokens) {
 			site := "http://127.0.0.1:0 {\n\thelpdesk_gateway {\n" + block + "\n\t}\n}\n"
 			_, _, adaptErr := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(site), nil)
 			if err == nil && adaptErr != nil {
@@ -52,14 +57,17 @@ func FuzzCaddyfileBlock(f *testing.F) {
 	})
 }
 
-// adaptable reports whether a site can hold block as the gateway's
-// block, so that the Caddyfile adapter reads what the gateway's parser
-// reads: no brace token of its own (which would close the block and
-// open the site to any directive) and no import (which reads files).
-func adaptable(block string) bool {
-	d := caddyfile.NewTestDispenser(block)
-	for d.Next() {
-		switch d.Val() {
+// adaptable reports whether a site can hold the block of tokens as the
+// gateway's block, so that the Caddyfile adapter reads what the
+// gateway's parser reads: no brace token of its own (which would close
+// the block and open the site to any directive) and no import (which
+// reads files). The tokens' first two and last are the block's own.
+func adaptable(tokens []caddyfile.Token) bool {
+	if len(tokens) < 3 {
+		return false
+	}
+	for _, tok := range tokens[2 : len(tokens)-1] {
+		switch tok.Text {
 		case "{", "}", "import":
 			return false
 		}
