@@ -147,7 +147,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s: at least one path is needed", option)
 			}
 		} else if dst, ok := codes[option]; ok {
-			*dst = d.RemainingArgs()
+			if *dst = d.RemainingArgs(); len(*dst) == 0 {
+				return d.Errf("%s: at least one code is needed; leave the option out to accept any code", option)
+			}
 		} else if option == "drop_backend_headers" {
 			g.DropBackendHeaders = d.RemainingArgs()
 			if len(g.DropBackendHeaders) == 0 {

@@ -53,6 +53,9 @@ var badConfigs = []badConfig{
 	{option: "drop_envelope_members", block: "drop_envelope_members data\nrecords_path data", line: 1, json: `"records_path": "data", "drop_envelope_members": ["data"]`},
 	{option: "link_header", block: "link_header on", line: 1, json: `"link_header": "on"`},
 	{option: "caller_key", block: "caller_key tenant", line: 1, json: `"caller_key": ["tenant"]`},
+	{option: "status_codes", block: "status_codes C,L", line: 1, json: `"status_codes": ["C,L"]`},
+	{option: "channel_types", block: "channel_types", line: 1, json: `"channel_types": [""]`},
+	{option: "period_codes", block: `period_codes T "L 7D"`, line: 1, json: `"period_codes": ["T", "L 7D"]`},
 	// Page sizes.
 	{option: "default_per_page", block: "default_per_page 0", line: 1, json: `"default_per_page": -1`},
 	{option: "default_per_page", block: "default_per_page 50\nmax_per_page 20", line: 1, json: `"default_per_page": 50, "max_per_page": 20`},

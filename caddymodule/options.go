@@ -237,6 +237,16 @@ func (g *Gateway) Validate() error {
 	if err := g.checkStoreOptions(); err != nil {
 		return err
 	}
+	for _, list := range []struct {
+		option string
+		codes  []string
+	}{{"status_codes", g.StatusCodes}, {"channel_types", g.ChannelTypes}, {"period_codes", g.PeriodCodes}} {
+		for _, code := range list.codes {
+			if code == "" || strings.ContainsFunc(code, func(r rune) bool { return r == ',' || r <= ' ' || r == 0x7f }) {
+				return fmt.Errorf("%s: %q is not a code such as C; a filter could never match it (IN splits its value at commas)", list.option, code)
+			}
+		}
+	}
 	return checkCallerKey(g.CallerKey)
 }
 
