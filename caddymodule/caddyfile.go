@@ -124,6 +124,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := oneArg(d, dst); err != nil {
 				return err
 			}
+			if *dst == "" { // "" or "{$UNSET}": the default would be taken in silence
+				return d.Errf("%s: the value is empty; leave the option out for its default", option)
+			}
 			if strings.HasPrefix(option, "backend_") && strings.HasSuffix(option, "_param") {
 				if err := checkParamName(*dst); err != nil {
 					return d.Errf("%s: %v", option, err)
@@ -144,7 +147,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s: at least one path is needed", option)
 			}
 		} else if dst, ok := codes[option]; ok {
-			*dst = d.RemainingArgs()
+			if *dst = d.RemainingArgs(); len(*dst) == 0 {
+				return d.Errf("%s: at least one code is needed; leave the option out to accept any code", option)
+			}
 		} else if option == "drop_backend_headers" {
 			g.DropBackendHeaders = d.RemainingArgs()
 			if len(g.DropBackendHeaders) == 0 {
@@ -164,6 +169,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil || ttl < 0 {
 				return d.Errf("%s: %q is not a duration such as 2s or 500ms; 0 turns read-ahead off", option, s)
 			}
+			if err := checkReadaheadTTL(ttl); err != nil {
+				return d.Err(err.Error())
+			}
 			v := caddy.Duration(ttl)
 			g.ReadaheadTTL = &v
 		} else if option == "readahead_store_timeout" {
@@ -176,6 +184,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s: %q is not a duration above 0 such as 50ms", option, s)
 			}
 			g.ReadaheadStoreTimeout = caddy.Duration(timeout)
+			if timeout > maxStoreTimeout {
+				return d.Errf("%s: %v is above %v; a store call slower than a backend call saves nothing", option, timeout, maxStoreTimeout)
+			}
 		} else if option == "drop_envelope_members" {
 			g.DropEnvelopeMembers = d.RemainingArgs()
 			if len(g.DropEnvelopeMembers) == 0 {
@@ -224,12 +235,22 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Err(err.Error())
 			}
 		}
+		// A key written out is checked here, for its line; one from a
+		// placeholder, such as {env.HELPDESK_STORE_KEY}, at Provision.
+		if option == "readahead_store_key" && !strings.Contains(g.ReadaheadStoreKey, "{") {
+			if err := checkStoreKey(g.ReadaheadStoreKey, ""); err != nil {
+				return d.Err(err.Error())
+			}
+		}
 	}
 	if maxPerPage := cmp.Or(g.MaxPerPage, defaultMaxPerPage); g.DefaultPerPage > maxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d), at %s", g.DefaultPerPage, maxPerPage, perPageAt)
 	}
 	if err := checkEnvelopeMembers(g.DropEnvelopeMembers, g.RecordsPath); err != nil {
 		return fmt.Errorf("%v, at %s", err, at["drop_envelope_members"])
+	}
+	if g.ReadaheadStore == "" && g.ReadaheadStoreKey != "" {
+		return fmt.Errorf("%v, at %s", errKeyWithoutStore, at["readahead_store_key"])
 	}
 	if g.ReadaheadStore != "" && g.ReadaheadStoreKey == "" {
 		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance, at %s", redisstore.MinSecret, at["readahead_store"])
@@ -238,7 +259,30 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if err := g.checkDialect(); errors.As(err, &oe) {
 		return fmt.Errorf("%v, at %s", err, cmp.Or(at[oe.option], at[oe.other]))
 	}
+	// Validate's other checks, of the options as they will run (on a
+	// copy, with the defaults filled in), so that `caddy adapt` refuses
+	// what Provision would, with the line: each error names its option.
+	c := *g
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return atOption(err, at)
+	}
 	return nil
+}
+
+// atOption adds to err the place where the Caddyfile set the first
+// option the error names (its first word, as Validate's errors go), or
+// returns err as it is when it names none the Caddyfile set.
+func atOption(err error, at map[string]string) error {
+	words := strings.FieldsFunc(err.Error(), func(r rune) bool {
+		return (r < 'a' || r > 'z') && r != '_'
+	})
+	for _, w := range words {
+		if where, ok := at[w]; ok {
+			return fmt.Errorf("%v, at %s", err, where)
+		}
+	}
+	return err
 }
 
 func oneArg(d *caddyfile.Dispenser, dst *string) error {

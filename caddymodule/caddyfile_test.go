@@ -111,6 +111,15 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"helpdesk_gateway {\n\tdrop_envelope_members page data\n\trecords_path data\n}", `drop_envelope_members: "data" holds the records (records_path "data"); it is never dropped, so leave it out, at Testfile:2`},
 		{"helpdesk_gateway {\n\trecords_path result.items\n\tdrop_envelope_members result\n}", `drop_envelope_members: "result" holds the records (records_path "result.items")`},
 		{"helpdesk_gateway {\n\tlink_header on\n}", "link_header takes no value: write it alone to turn the Link header on, at Testfile:2"},
+		// empty values, absurd durations, and Validate's checks with the line (issue 41)
+		{"helpdesk_gateway {\n\tid_field \"\"\n}", "id_field: the value is empty; leave the option out for its default, at Testfile:2"},
+		{"helpdesk_gateway {\n\treadahead_ttl 90m\n}", "readahead_ttl: 1h30m0s is above 1h0m0s; a window serves pages as old as this, and a few seconds (the default is 2s) is what read-ahead needs, at Testfile:2"},
+		{"helpdesk_gateway {\n\treadahead_store_timeout 11s\n}", "readahead_store_timeout: 11s is above 10s; a store call slower than a backend call saves nothing, at Testfile:2"},
+		{"helpdesk_gateway {\n\tbase_path /a\n\treadahead_store_key 0123456789abcdef-shared-secret\n}", "readahead_store_key: set without readahead_store, so nothing would use it; set readahead_store too (each instance then shares its walks), or remove readahead_store_key, at Testfile:3"},
+		{"helpdesk_gateway {\n\treadahead_store redis://127.0.0.1:1/0\n\treadahead_store_key 15-bytes-only!!\n}", "readahead_store_key: 15 bytes; at least 16 are needed, such as the output of `openssl rand -hex 32`, the same on every instance, at Testfile:3"},
+		{"helpdesk_gateway {\n\tbase_path api\n}", `base_path "api": must start with / and not end with /, at Testfile:2`},
+		{"helpdesk_gateway {\n\tmax_per_page 5\n\tfilter_endpoints /calls\n}", `filter_endpoints: "/calls" is already listed in cursor_endpoints, at Testfile:3`},
+		{"helpdesk_gateway {\n\tcursor_endpoints /calls /Calls/\n}", `cursor_endpoints: endpoints "/calls" and "/Calls/" are one path to Caddy's path matcher`},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			var g Gateway

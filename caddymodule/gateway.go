@@ -196,14 +196,28 @@ func (Gateway) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision fills in defaults and builds the engines.
-func (g *Gateway) Provision(ctx caddy.Context) error {
+// Provision fills in defaults and builds the engines. Every check,
+// those of the values its placeholders give included, is made before
+// anything is set up (a store client, the purge timer, the admin
+// endpoint's entry), and a Provision that fails still undoes what it set
+// up: a config refused leaves nothing behind, in `caddy validate` or in
+// a running Caddy whose reload is refused.
+func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	g.logger, g.life = ctx.Logger(), ctx
+	defer func() {
+		if err != nil {
+			g.unload()
+		}
+	}()
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
 	g.setDefaults()
 	if err := g.Validate(); err != nil {
+		return err
+	}
+	store, err := g.storeSettings()
+	if err != nil {
 		return err
 	}
 	g.order, _ = translate.ParseOrder(g.IDOrder)
@@ -224,7 +238,7 @@ func (g *Gateway) Provision(ctx caddy.Context) error {
 		g.exposed = append(g.exposed, "Link")
 	}
 	g.filters = ticketfilter.NewFilterValidator(g.filterConfig())
-	if err := g.openStore(); err != nil {
+	if err := g.openStore(store); err != nil {
 		return err
 	}
 	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
@@ -283,12 +297,18 @@ func (g *Gateway) Cleanup() error {
 	return nil
 }
 
+// unload undoes Provision, as far as it went: Caddy calls Cleanup on a
+// gateway whose Provision failed too, so nothing here may assume that
+// the windows, the timer or the store were made. It may run more than
+// once (Cleanup, then the context's end).
 func (g *Gateway) unload() {
 	unregister(g)
 	if g.stopPurge != nil {
 		g.stopPurge()
 	}
-	g.windows.Clear()
+	if g.windows != nil {
+		g.windows.Clear()
+	}
 	g.closeStore()
 }
 

@@ -102,9 +102,28 @@ func (l *LegacyBackend) Provision(caddy.Context) error {
 	return nil
 }
 
-// Validate checks the paging dialect: plain parameter names, two of
-// them, a first page of 0 or 1, and no page options next to an offset.
+// Validate checks the sizes (as the Caddyfile parser does, for a JSON
+// config) and the paging dialect: plain parameter names, two of them, a
+// first page of 0 or 1, and no page options next to an offset.
 func (l *LegacyBackend) Validate() error {
+	switch {
+	case l.Records < 0:
+		return fmt.Errorf("records: %d is negative", l.Records)
+	case l.MaxPerPage < 0:
+		return fmt.Errorf("max_per_page: %d is negative", l.MaxPerPage)
+	case l.Churn < 0 || l.Churn > 1e6:
+		return fmt.Errorf("churn: %v is not within [0, 1e6]", l.Churn)
+	}
+	for option, sizes := range map[string]map[string]int{"max_per_page": l.ListMaxPerPage, "fixed_per_page": l.FixedPerPage} {
+		for name, n := range sizes {
+			if !slices.Contains(reference.Lists(), name) {
+				return fmt.Errorf("%s: %q is not a list of the reference backend; the lists are %s", option, name, strings.Join(reference.Lists(), ", "))
+			}
+			if n < 1 {
+				return fmt.Errorf("%s: %d is not a valid page size for %s", option, n, name)
+			}
+		}
+	}
 	names := []struct{ option, value string }{
 		{"page_param", l.PageParam}, {"per_page_param", l.PerPageParam}, {"offset_param", l.OffsetParam},
 	}
@@ -237,6 +256,7 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "first_page":
 			if s != "0" && s != "1" {
 				err = strconv.ErrSyntax
+				break // s may be "", with no s[0]
 			}
 			n := int(s[0] - '0')
 			l.FirstPage = &n

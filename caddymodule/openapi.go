@@ -74,6 +74,7 @@ func OpenAPIConfigs(caddyJSON []byte) (map[string][]openapi.Config, error) {
 		var handlers []map[string]any
 		findHandlers(tree, &handlers)
 		for _, h := range handlers {
+			delete(h, "handler") // Caddy's, not an option: Caddy takes it out too
 			raw, _ := json.Marshal(h)
 			g := new(Gateway)
 			if err := json.Unmarshal(raw, g); err != nil {

@@ -5,7 +5,10 @@ package caddymodule
 // caddy adapt report them with the Caddyfile line).
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -170,8 +173,11 @@ func (g *Gateway) Validate() error {
 			seen[p] = list.option
 		}
 	}
+	if err := checkSpellings(g.BasePath, g.CursorEndpoints); err != nil {
+		return fmt.Errorf("cursor_endpoints: %v", err)
+	}
 	if err := checkSpellings(g.BasePath, slices.Concat(g.CursorEndpoints, g.FilterEndpoints)); err != nil {
-		return err
+		return fmt.Errorf("filter_endpoints: %v", err)
 	}
 	for p, option := range seen {
 		if g.BasePath+p == g.OpenAPIPath {
@@ -217,8 +223,10 @@ func (g *Gateway) Validate() error {
 			return err
 		}
 	}
-	if g.ReadaheadTTL != nil && *g.ReadaheadTTL < 0 {
-		return fmt.Errorf("readahead_ttl: %v is negative; 0 turns read-ahead off", time.Duration(*g.ReadaheadTTL))
+	if g.ReadaheadTTL != nil {
+		if err := checkReadaheadTTL(time.Duration(*g.ReadaheadTTL)); err != nil {
+			return err
+		}
 	}
 	if g.DefaultPerPage > g.MaxPerPage {
 		return fmt.Errorf("default_per_page: %d is above max_per_page (%d)", g.DefaultPerPage, g.MaxPerPage)
@@ -229,7 +237,33 @@ func (g *Gateway) Validate() error {
 	if err := g.checkStoreOptions(); err != nil {
 		return err
 	}
+	for _, list := range []struct {
+		option string
+		codes  []string
+	}{{"status_codes", g.StatusCodes}, {"channel_types", g.ChannelTypes}, {"period_codes", g.PeriodCodes}} {
+		for _, code := range list.codes {
+			if code == "" || strings.ContainsFunc(code, func(r rune) bool { return r == ',' || r <= ' ' || r == 0x7f }) {
+				return fmt.Errorf("%s: %q is not a code such as C; a filter could never match it (IN splits its value at commas)", list.option, code)
+			}
+		}
+	}
 	return checkCallerKey(g.CallerKey)
+}
+
+// maxReadaheadTTL bounds readahead_ttl: a window serves pages as old as
+// the TTL, and read-ahead needs a few seconds; an hour is a mistake of
+// unit, not a choice.
+const maxReadaheadTTL = time.Hour
+
+// checkReadaheadTTL refuses a negative readahead_ttl, and an absurd one.
+func checkReadaheadTTL(ttl time.Duration) error {
+	switch {
+	case ttl < 0:
+		return fmt.Errorf("readahead_ttl: %v is negative; 0 turns read-ahead off", ttl)
+	case ttl > maxReadaheadTTL:
+		return fmt.Errorf("readahead_ttl: %v is above %v; a window serves pages as old as this, and a few seconds (the default is %v) is what read-ahead needs", ttl, maxReadaheadTTL, defaultReadaheadTTL)
+	}
+	return nil
 }
 
 // checkEnvelopeMembers refuses a drop_envelope_members name that is
@@ -246,4 +280,36 @@ func checkEnvelopeMembers(names []string, recordsPath string) error {
 		}
 	}
 	return nil
+}
+
+// UnmarshalJSON decodes the handler's JSON as Caddy would without it (an
+// unknown member is refused; Caddy takes out "handler" first), and names
+// the option of a value that does not decode: a duration's own error
+// ("time: invalid duration") names none.
+func (g *Gateway) UnmarshalJSON(b []byte) error {
+	type plain Gateway // without this method
+	strict := func(b []byte, v any) error {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		return dec.Decode(v)
+	}
+	err := strict(b, (*plain)(g))
+	if err == nil {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(b, &members) != nil {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(members))
+	for _, name := range names {
+		one, _ := json.Marshal(map[string]json.RawMessage{name: members[name]})
+		if e := strict(one, new(plain)); e != nil {
+			if strings.Contains(e.Error(), name) {
+				return e
+			}
+			return fmt.Errorf("%s: %v", name, e)
+		}
+	}
+	return err
 }

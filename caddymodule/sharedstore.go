@@ -8,8 +8,10 @@ package caddymodule
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -60,13 +62,24 @@ func checkStoreURL(raw string) (redisstore.Address, error) {
 	return a, fmt.Errorf("readahead_store %q: %v; %s", redisstore.Redact(raw), err, redisstore.Want)
 }
 
+// maxStoreTimeout bounds readahead_store_timeout: a store call waits at
+// most this long before its page goes to the backend, and a store that
+// slow saves nothing.
+const maxStoreTimeout = 10 * time.Second
+
 // checkStoreOptions makes the checks of the store's options that need no
-// placeholder replaced (Validate): the others are openStore's.
+// placeholder replaced (Validate): the others are storeSettings'.
 func (g *Gateway) checkStoreOptions() error {
-	if g.ReadaheadStoreTimeout < 0 {
-		return fmt.Errorf("readahead_store_timeout: %v is negative; leave it out for %v", time.Duration(g.ReadaheadStoreTimeout), redisstore.DefaultTimeout)
+	switch timeout := time.Duration(g.ReadaheadStoreTimeout); {
+	case timeout < 0:
+		return fmt.Errorf("readahead_store_timeout: %v is negative; leave it out for %v", timeout, redisstore.DefaultTimeout)
+	case timeout > maxStoreTimeout:
+		return fmt.Errorf("readahead_store_timeout: %v is above %v; a store call slower than a backend call saves nothing (the default is %v)", timeout, maxStoreTimeout, redisstore.DefaultTimeout)
 	}
 	if g.ReadaheadStore == "" {
+		if g.ReadaheadStoreKey != "" {
+			return errKeyWithoutStore
+		}
 		return nil
 	}
 	if !strings.Contains(g.ReadaheadStore, "{") {
@@ -77,34 +90,105 @@ func (g *Gateway) checkStoreOptions() error {
 	if g.ReadaheadStoreKey == "" {
 		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance", redisstore.MinSecret)
 	}
+	if !strings.Contains(g.ReadaheadStoreKey, "{") {
+		return checkStoreKey(g.ReadaheadStoreKey, "")
+	}
 	return nil
 }
 
-// openStore makes the shared store when readahead_store is set and
-// read-ahead is on, with the placeholders of its URL and key replaced.
-// The store is not asked anything yet: one down at start is one down
-// later, costing backend calls.
-func (g *Gateway) openStore() error {
-	if g.ReadaheadStore == "" {
+// errKeyWithoutStore refuses readahead_store_key alone: it would be
+// ignored, and a store URL lost from the config would go unnoticed.
+var errKeyWithoutStore = errors.New("readahead_store_key: set without readahead_store, so nothing would use it; set readahead_store too (each instance then shares its walks), or remove readahead_store_key")
+
+// checkStoreKey refuses a key shorter than the store needs: key is the
+// option's value, written holds placeholders, or "" when the key was
+// written out; the unset variables of its placeholders are named. The
+// key itself is never quoted.
+func checkStoreKey(key, written string) error {
+	if len(key) >= redisstore.MinSecret {
 		return nil
 	}
-	redisLog.Do(func() { redisstore.LogTo(caddy.Log().Named("readahead_store")) })
+	replaced := ""
+	if written != "" {
+		replaced = " once placeholders are replaced" + unsetVariables(written)
+	}
+	return fmt.Errorf("readahead_store_key: %d bytes%s; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), replaced, redisstore.MinSecret)
+}
+
+// storeSettings are readahead_store and readahead_store_key with their
+// placeholders replaced, checked.
+type storeSettings struct {
+	raw  string             // the URL, as the store reads it; "" when there is no store
+	addr redisstore.Address // raw, read
+	key  string
+}
+
+// storeSettings replaces the placeholders of the store's URL and key and
+// checks what they give, before Provision sets anything up: an unset
+// variable is a config refused with the option's name, not a store left
+// out at run (an instance that keeps its walks to itself, behind a
+// balancer that spreads a walk's pages, serves them from windows older
+// than the walk) and not a panic.
+func (g *Gateway) storeSettings() (storeSettings, error) {
+	if g.ReadaheadStore == "" {
+		return storeSettings{}, nil
+	}
 	repl := caddy.NewReplacer()
 	raw := repl.ReplaceAll(g.ReadaheadStore, "")
 	if raw == "" {
-		g.logger.Warn("readahead_store is empty once its placeholders are replaced: walks and windows stay in this instance",
-			zap.String("readahead_store", g.ReadaheadStore))
-		return nil
+		// Empty, so the option holds placeholders only: no password.
+		return storeSettings{}, fmt.Errorf("readahead_store %q: empty once its placeholders are replaced%s; set it, or remove readahead_store and readahead_store_key to keep walks in each instance",
+			g.ReadaheadStore, unsetVariables(g.ReadaheadStore))
 	}
 	a, err := checkStoreURL(raw)
 	if err != nil {
-		return err
+		return storeSettings{}, err
 	}
-	host := strings.Join(a.Hosts, ",") // never the credentials
 	key := repl.ReplaceAll(g.ReadaheadStoreKey, "")
-	if len(key) < redisstore.MinSecret {
-		return fmt.Errorf("readahead_store_key: %d bytes once placeholders are replaced; at least %d are needed, such as the output of `openssl rand -hex 32`, the same on every instance", len(key), redisstore.MinSecret)
+	if err := checkStoreKey(key, g.ReadaheadStoreKey); err != nil {
+		return storeSettings{}, err
 	}
+	return storeSettings{raw: raw, addr: a, key: key}, nil
+}
+
+// unsetVariables names the environment variables of s's {env.*}
+// placeholders that are unset or empty, as " (HELPDESK_STORE_KEY is not
+// set in Caddy's environment)", or "" when there is none.
+func unsetVariables(s string) string {
+	var unset []string
+	for rest := s; ; {
+		_, after, ok := strings.Cut(rest, "{env.")
+		if !ok {
+			break
+		}
+		name, tail, ok := strings.Cut(after, "}")
+		if !ok {
+			break
+		}
+		if os.Getenv(name) == "" && !slices.Contains(unset, name) {
+			unset = append(unset, name)
+		}
+		rest = tail
+	}
+	switch len(unset) {
+	case 0:
+		return ""
+	case 1:
+		return " (" + unset[0] + " is not set in Caddy's environment)"
+	}
+	return " (" + strings.Join(unset, ", ") + " are not set in Caddy's environment)"
+}
+
+// openStore makes the shared store of s when readahead_store is set and
+// read-ahead is on. The store is not asked anything yet: one down at
+// start is one down later, costing backend calls.
+func (g *Gateway) openStore(s storeSettings) error {
+	if s.raw == "" {
+		return nil
+	}
+	redisLog.Do(func() { redisstore.LogTo(caddy.Log().Named("readahead_store")) })
+	a := s.addr
+	host := strings.Join(a.Hosts, ",") // never the credentials
 	ttl := time.Duration(*g.ReadaheadTTL)
 	if ttl == 0 {
 		g.logger.Info("readahead_store is not used: readahead_ttl 0 turns read-ahead off", zap.String("store", host))
@@ -115,8 +199,8 @@ func (g *Gateway) openStore() error {
 		timeout = redisstore.DefaultTimeout
 	}
 	store, err := redisstore.New(redisstore.Config{
-		URL:            raw,
-		Secret:         []byte(key),
+		URL:            s.raw,
+		Secret:         []byte(s.key),
 		TTL:            ttl,
 		Timeout:        timeout,
 		MaxWindowBytes: g.ReadaheadMemory,
