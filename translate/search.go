@@ -129,9 +129,9 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 	if !s.interp || s.loID == "" || s.hiID == "" || hi != s.hi {
 		return 0, false
 	}
-	l, ok1 := s.order.value(s.loID)
-	h, ok2 := s.order.value(s.hiID)
-	x, ok3 := s.order.value(s.cursor)
+	l, ok1 := numericValue(s.order, s.loID)
+	h, ok2 := numericValue(s.order, s.hiID)
+	x, ok3 := numericValue(s.order, s.cursor)
 	if !ok1 || !ok2 || !ok3 || h <= l {
 		return 0, false
 	}

@@ -1,8 +1,7 @@
-package translate
+package cursor
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -51,17 +50,6 @@ func (o Order) Check(id string) error {
 		return fmt.Errorf("id %.40q is not valid UTF-8", id)
 	}
 	return nil
-}
-
-// allWholeNumbers reports whether every id would pass Numeric's Check:
-// only then does a numeric order mean something for them.
-func allWholeNumbers(ids []string) bool {
-	for _, id := range ids {
-		if Numeric.Check(id) != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // Compare returns -1, 0 or +1 as a sorts before, with or after b. Numeric
@@ -114,13 +102,3 @@ func compareDigits(a, b string) int {
 }
 
 func isZero(s string) bool { return trimSignAndZeros(s) == "" }
-
-// value maps a numeric id onto a float for interpolation. Precision loss on
-// huge ids only makes a guess less sharp, never a result wrong.
-func (o Order) value(id string) (float64, bool) {
-	if o != Numeric {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(id, 64)
-	return f, err == nil
-}

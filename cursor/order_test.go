@@ -1,4 +1,4 @@
-package translate
+package cursor
 
 import (
 	"math/big"

@@ -1,4 +1,15 @@
-package translate
+// Package cursor is what a cursor id is: the codec of the _cursor value a
+// client sends back (base64 of {"id":"<last id you have>"}) and the order
+// of record ids under the backend's id sort, which says whether an id can
+// be carried in a cursor at all and where it falls against another.
+//
+// It lies apart from package translate so that the engine, which only asks
+// ids to be checked and compared, can be read without the codec's fast
+// path, and the codec fuzzed without the engine. Package translate keeps
+// its old names for all of it (translate.EncodeCursor, translate.Order, and
+// the rest), so its callers need not import this package. It holds no
+// state, and imports no package of the gateway's but internal/jsonstr.
+package cursor
 
 import (
 	"encoding/base64"
@@ -17,21 +28,21 @@ import (
 // cursor, and an id past it is not what a help desk makes.
 const MaxIDLength = 512
 
-// MaxCursorLength bounds the _cursor value a client may send, in bytes of
-// its base64 text. It is the length of the longest cursor EncodeCursor
+// MaxLength bounds the _cursor value a client may send, in bytes of
+// its base64 text. It is the length of the longest cursor Encode
 // makes, an id of MaxIDLength bytes that all need a six-byte JSON escape,
 // so every next_page_cursor the gateway sends is accepted back.
-const MaxCursorLength = (len(`{"id":""}`) + 6*MaxIDLength + 2) / 3 * 4
+const MaxLength = (len(`{"id":""}`) + 6*MaxIDLength + 2) / 3 * 4
 
-// CursorError says why a _cursor value was refused; its text is meant for
+// Error says why a _cursor value was refused; its text is meant for
 // the client.
-type CursorError struct{ Reason string }
+type Error struct{ Reason string }
 
-func (e *CursorError) Error() string {
+func (e *Error) Error() string {
 	return "invalid _cursor: " + e.Reason + `; a cursor is base64 of {"id":"<last id you have>"}`
 }
 
-// DecodeCursor returns the id carried by a _cursor value as it came out of
+// Decode returns the id carried by a _cursor value as it came out of
 // the query decoder.
 //
 // It is lenient where clients commonly slip: the standard and URL-safe
@@ -39,21 +50,21 @@ func (e *CursorError) Error() string {
 // decoder turned into a space counts as '+'. The JSON must be an object
 // whose "id" member is a non-empty string or a whole number (taken as its
 // decimal text); other members are ignored.
-func DecodeCursor(value string) (string, error) {
+func Decode(value string) (string, error) {
 	if id, ok := exactCursorID(value); ok {
 		return id, nil
 	}
-	return decodeCursor(value)
+	return decode(value)
 }
 
-// decodeCursor is DecodeCursor for every input: the lenient decoding, with
+// decode is Decode for every input: the lenient decoding, with
 // gjson reading the JSON.
-func decodeCursor(value string) (string, error) {
+func decode(value string) (string, error) {
 	if value == "" {
-		return "", &CursorError{"it is empty"}
+		return "", &Error{"it is empty"}
 	}
-	if len(value) > MaxCursorLength {
-		return "", &CursorError{fmt.Sprintf("it is longer than %d bytes", MaxCursorLength)}
+	if len(value) > MaxLength {
+		return "", &Error{fmt.Sprintf("it is longer than %d bytes", MaxLength)}
 	}
 	text := strings.TrimRight(strings.ReplaceAll(value, " ", "+"), "=")
 	enc := base64.RawStdEncoding
@@ -62,39 +73,39 @@ func decodeCursor(value string) (string, error) {
 	}
 	raw, err := enc.DecodeString(text)
 	if err != nil {
-		return "", &CursorError{"it is not base64"}
+		return "", &Error{"it is not base64"}
 	}
 	if !gjson.ValidBytes(raw) || !utf8.Valid(raw) {
-		return "", &CursorError{"it does not decode to JSON"}
+		return "", &Error{"it does not decode to JSON"}
 	}
 	doc := gjson.ParseBytes(raw)
 	if !doc.IsObject() {
-		return "", &CursorError{"it does not decode to a JSON object"}
+		return "", &Error{"it does not decode to a JSON object"}
 	}
 	id := doc.Get("id")
 	switch id.Type {
 	case gjson.String:
 		switch {
 		case id.Str == "":
-			return "", &CursorError{"its id is empty"}
+			return "", &Error{"its id is empty"}
 		case len(id.Str) > MaxIDLength:
-			return "", &CursorError{fmt.Sprintf("its id is longer than %d bytes", MaxIDLength)}
+			return "", &Error{fmt.Sprintf("its id is longer than %d bytes", MaxIDLength)}
 		}
 		return id.Str, nil
 	case gjson.Number:
 		if len(id.Raw) > MaxIDLength {
-			return "", &CursorError{fmt.Sprintf("its id is longer than %d bytes", MaxIDLength)}
+			return "", &Error{fmt.Sprintf("its id is longer than %d bytes", MaxIDLength)}
 		}
 		if !isWholeNumber(id.Raw) {
-			return "", &CursorError{"its id is a number but not a whole number"}
+			return "", &Error{"its id is a number but not a whole number"}
 		}
 		return id.Raw, nil
 	case gjson.Null:
 		if !id.Exists() {
-			return "", &CursorError{`it has no "id" member`}
+			return "", &Error{`it has no "id" member`}
 		}
 	}
-	return "", &CursorError{"its id is not a string"}
+	return "", &Error{"its id is not a string"}
 }
 
 // maxExactCursor is the longest cursor exactCursorID decodes: ids of up
@@ -103,7 +114,7 @@ func decodeCursor(value string) (string, error) {
 const maxExactCursor = 212
 
 // exactPrefix and exactSuffix are the JSON around the id of a cursor
-// EncodeCursor makes.
+// Encode makes.
 const exactPrefix, exactSuffix = `{"id":"`, `"}`
 
 // stdDecode maps each byte of the standard base64 alphabet to its value,
@@ -118,14 +129,14 @@ var stdDecode = func() (t [256]byte) {
 	return t
 }()
 
-// exactCursorID is DecodeCursor's fast path, for the cursors clients send
-// back most: exactly what EncodeCursor makes, standard padded base64 of
+// exactCursorID is Decode's fast path, for the cursors clients send
+// back most: exactly what Encode makes, standard padded base64 of
 // {"id":"<id>"} with an id that needs no JSON escape. It decodes into a
 // stack buffer and checks the JSON's few bytes itself, where the full path
 // decodes into the heap and has gjson validate and read the object (about
 // 0.8 µs a page in the gateway's profile, against 0.1 µs). It reports
 // false for anything else, which the full path then reads, so every input
-// gets the answer decodeCursor gives it (FuzzDecodeCursor holds them to
+// gets the answer decode gives it (FuzzDecodeCursor holds them to
 // each other).
 func exactCursorID(value string) (string, bool) {
 	if len(value) == 0 || len(value)%4 != 0 || len(value) > maxExactCursor {
@@ -167,9 +178,9 @@ func exactCursorID(value string) (string, bool) {
 	return string(id), true
 }
 
-// EncodeCursor returns the next_page_cursor value for id: standard padded
+// Encode returns the next_page_cursor value for id: standard padded
 // base64 of exactly {"id":"<id>"}.
-func EncodeCursor(id string) string {
+func Encode(id string) string {
 	buf := make([]byte, 0, len(id)+16)
 	buf = append(buf, `{"id":`...)
 	buf = jsonstr.Append(buf, id)

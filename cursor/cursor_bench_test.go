@@ -1,12 +1,12 @@
-package translate
+package cursor
 
 import "testing"
 
 func BenchmarkDecodeCursor(b *testing.B) {
-	c := EncodeCursor("1234567890")
+	c := Encode("1234567890")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeCursor(c); err != nil {
+		if _, err := Decode(c); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -15,6 +15,6 @@ func BenchmarkDecodeCursor(b *testing.B) {
 func BenchmarkEncodeCursor(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = EncodeCursor("1234567890")
+		_ = Encode("1234567890")
 	}
 }

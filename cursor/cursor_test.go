@@ -1,4 +1,4 @@
-package translate
+package cursor
 
 import (
 	"encoding/base64"
@@ -28,7 +28,7 @@ func TestDecodeCursor(t *testing.T) {
 		{name: "empty", value: "", err: "empty"},
 		{name: "not base64", value: "!!!!", err: "not base64"},
 		{name: "mixed alphabets", value: "ab+-", err: "not base64"},
-		{name: "too long", value: strings.Repeat("A", MaxCursorLength+1), err: "longer"},
+		{name: "too long", value: strings.Repeat("A", MaxLength+1), err: "longer"},
 		{name: "not JSON", value: std(`id=5`), err: "JSON"},
 		{name: "trailing garbage", value: std(`{"id":"5"}x`), err: "JSON"},
 		{name: "invalid UTF-8", value: std("{\"id\":\"\xff\"}"), err: "JSON"},
@@ -46,9 +46,9 @@ func TestDecodeCursor(t *testing.T) {
 		{name: "short escapes that re-encode long", value: std(`{"id":"` + strings.Repeat(`\t`, MaxIDLength+1) + `"}`), err: "longer than 512 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, err := DecodeCursor(tc.value)
+			id, err := Decode(tc.value)
 			if tc.err != "" {
-				var ce *CursorError
+				var ce *Error
 				require.ErrorAs(t, err, &ce)
 				assert.Contains(t, err.Error(), tc.err)
 				return
@@ -59,7 +59,7 @@ func TestDecodeCursor(t *testing.T) {
 	}
 }
 
-// TestExactCursorID: the fast path takes what EncodeCursor makes, whatever
+// TestExactCursorID: the fast path takes what Encode makes, whatever
 // the padding its length needs, and leaves everything else to the full
 // path, which must then give the same answer it gives alone.
 func TestExactCursorID(t *testing.T) {
@@ -68,35 +68,35 @@ func TestExactCursorID(t *testing.T) {
 		name, value string
 		ok          bool
 	}{
-		{"numeric id, no padding", EncodeCursor("123456"), true},
-		{"one padding byte", EncodeCursor("12345"), true},
-		{"two padding bytes", EncodeCursor("1234"), true},
-		{"lexical id", EncodeCursor("TK-000123"), true},
-		{"uuid", EncodeCursor("0b9c6a4e-1f0e-4c6b-9a7e-2f3d4c5b6a79"), true},
-		{"non-ASCII", EncodeCursor("é✓"), true},
-		{"unpadded", strings.TrimRight(EncodeCursor("1234"), "="), false},
+		{"numeric id, no padding", Encode("123456"), true},
+		{"one padding byte", Encode("12345"), true},
+		{"two padding bytes", Encode("1234"), true},
+		{"lexical id", Encode("TK-000123"), true},
+		{"uuid", Encode("0b9c6a4e-1f0e-4c6b-9a7e-2f3d4c5b6a79"), true},
+		{"non-ASCII", Encode("é✓"), true},
+		{"unpadded", strings.TrimRight(Encode("1234"), "="), false},
 		{"url-safe", base64.URLEncoding.EncodeToString([]byte(`{"id":"~~~>>>"}`)), false},
-		{"plus as a space", strings.ReplaceAll(EncodeCursor("~~~>>>"), "+", " "), false},
-		{"escaped id", EncodeCursor(`quo"te`), false},
-		{"control character", EncodeCursor("tab	here"), false},
+		{"plus as a space", strings.ReplaceAll(Encode("~~~>>>"), "+", " "), false},
+		{"escaped id", Encode(`quo"te`), false},
+		{"control character", Encode("tab	here"), false},
 		{"number id", std(`{"id":42}`), false},
 		{"extra member", std(`{"id":"4","a":1}`), false},
 		{"whitespace", std(`{ "id":"4"}`), false},
 		{"empty id", std(`{"id":""}`), false},
 		{"invalid UTF-8", std("{\"id\":\"\xff\"}"), false},
 		{"padding inside", "eyJp=CI6IjEyMzQifQ==", false},
-		{"longer than the fast path", EncodeCursor(strings.Repeat("9", 200)), false},
+		{"longer than the fast path", Encode(strings.Repeat("9", 200)), false},
 		{"empty", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fast, ok := exactCursorID(tc.value)
 			assert.Equal(t, tc.ok, ok)
-			full, err := decodeCursor(tc.value)
+			full, err := decode(tc.value)
 			if ok {
 				require.NoError(t, err)
 				assert.Equal(t, full, fast)
 			}
-			got, gotErr := DecodeCursor(tc.value)
+			got, gotErr := Decode(tc.value)
 			assert.Equal(t, full, got)
 			assert.Equal(t, err, gotErr)
 		})
@@ -104,9 +104,9 @@ func TestExactCursorID(t *testing.T) {
 }
 
 func TestEncodeCursor(t *testing.T) {
-	assert.Equal(t, base64.StdEncoding.EncodeToString([]byte(`{"id":"123"}`)), EncodeCursor("123"))
+	assert.Equal(t, base64.StdEncoding.EncodeToString([]byte(`{"id":"123"}`)), Encode("123"))
 	for _, id := range []string{"123", `quo"te`, `back\slash`, "tab\tnew\nline\x00nul", "é✓", "bad\xffutf8", "</script>"} {
-		raw, err := base64.StdEncoding.DecodeString(EncodeCursor(id))
+		raw, err := base64.StdEncoding.DecodeString(Encode(id))
 		require.NoError(t, err)
 		require.True(t, json.Valid(raw), "%q", raw)
 		var v map[string]string
@@ -114,7 +114,7 @@ func TestEncodeCursor(t *testing.T) {
 		assert.Len(t, v, 1)
 		if utf8.ValidString(id) {
 			assert.Equal(t, id, v["id"])
-			back, err := DecodeCursor(EncodeCursor(id))
+			back, err := Decode(Encode(id))
 			require.NoError(t, err)
 			assert.Equal(t, id, back)
 		}
@@ -126,9 +126,9 @@ func TestEncodeCursor(t *testing.T) {
 func TestLongestCursorIsAccepted(t *testing.T) {
 	id := strings.Repeat("\x01", MaxIDLength)
 	require.NoError(t, Lexical.Check(id))
-	enc := EncodeCursor(id)
-	assert.Len(t, enc, MaxCursorLength)
-	back, err := DecodeCursor(enc)
+	enc := Encode(id)
+	assert.Len(t, enc, MaxLength)
+	back, err := Decode(enc)
 	require.NoError(t, err)
 	assert.Equal(t, id, back)
 }
@@ -188,14 +188,14 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string) {
 		// The fast path answers only what the full path answers alike.
 		if fast, ok := exactCursorID(value); ok {
-			full, err := decodeCursor(value)
+			full, err := decode(value)
 			if err != nil || full != fast {
 				t.Fatalf("%q: the fast path read %q, the full path %q, %v", value, fast, full, err)
 			}
 		}
-		id, err := DecodeCursor(value)
+		id, err := Decode(value)
 		if err != nil {
-			var ce *CursorError
+			var ce *Error
 			if !assert.ErrorAs(t, err, &ce) {
 				return
 			}
@@ -205,15 +205,15 @@ func FuzzDecodeCursor(f *testing.F) {
 		if id == "" || !utf8.ValidString(id) {
 			t.Fatalf("accepted an unusable id %q from %q", id, value)
 		}
-		enc := EncodeCursor(id)
+		enc := Encode(id)
 		raw, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil || !json.Valid(raw) {
-			t.Fatalf("EncodeCursor(%q) = %q is not base64 of JSON", id, enc)
+			t.Fatalf("Encode(%q) = %q is not base64 of JSON", id, enc)
 		}
-		if len(enc) > MaxCursorLength {
-			t.Fatalf("EncodeCursor(%q) is %d bytes, more than MaxCursorLength", id, len(enc))
+		if len(enc) > MaxLength {
+			t.Fatalf("Encode(%q) is %d bytes, more than MaxLength", id, len(enc))
 		}
-		back, err := DecodeCursor(enc)
+		back, err := Decode(enc)
 		if err != nil || back != id {
 			t.Fatalf("round trip of %q: got %q, %v", id, back, err)
 		}
