@@ -80,15 +80,16 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 // its read-ahead windows and learned state per caller. With a shared key
 // (Config.SharedKey) the clients are one caller's workers, whose walks
 // the gateway keeps apart by their cursors alone; each starts its first
-// walk at page start (0-based), as the workers of a parallel export
-// split the list, and its next walks at the first page.
+// walk at page start (0-based) by _page, as the workers of a parallel
+// export split the list (a cursor built by hand there, while another
+// worker of the caller walks the list, would stand the gateway's
+// read-ahead down: docs/operating.md, "Behind a balancer"), and its next
+// walks at the first page.
 func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, start int, seed uint64) load {
 	l := load{latencies: make([]time.Duration, 0, 1<<14)}
 	pages := (dr.records + dr.perPage - 1) / dr.perPage
-	page, cursor := start, "" // the next page of the walk, 0-based, and its cursor
-	if page > 0 {
-		cursor = translate.EncodeCursor(dr.ids[page*dr.perPage-1])
-	}
+	page, cursor := start, ""       // the next page of the walk, 0-based, and its cursor
+	byPage := page > 0 && dr.cursor // the first page of a walk that starts inside the list
 	r := rand.New(rand.NewPCG(seed, uint64(dr.perPage)))
 	var body bytes.Buffer
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -107,6 +108,9 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, s
 			target = dr.base + "?_sortField=id&_sortDir=ASC&_page=" + strconv.Itoa(w.Page()) + "&_perPage=" + strconv.Itoa(w.Size)
 		case !dr.cursor:
 			target += "&_sortField=id&_sortDir=ASC&_page=" + strconv.Itoa(page+1)
+		case byPage:
+			target += "&_page=" + strconv.Itoa(page+1)
+			byPage = false
 		case cursor != "":
 			target += "&_cursor=" + url.QueryEscape(cursor)
 		}
