@@ -52,6 +52,13 @@ type Config struct {
 	// instance sharing the store needs the same one, and the store never
 	// sees it. At least 16 bytes.
 	Secret []byte
+	// Deployment names what decides the records of the lists this
+	// instance keeps (the gateway's fingerprint of its options and
+	// backend): it goes into every key's hash beside the list identity,
+	// so that instances of one deployment share entries and two
+	// deployments never do, whatever Secret they hold. Any bytes; nil is
+	// a deployment like any other. See also SetDeployment.
+	Deployment []byte
 	// TTL is how long a window or a chain entry serves (readahead_ttl),
 	// on the store's clock and on the reading instance's alike.
 	TTL time.Duration
@@ -116,6 +123,8 @@ type Store struct {
 	errors, served, kept atomic.Int64
 
 	name  string        // random, for the keys of this store's cuts (callName)
+	// deployment is Config.Deployment, or SetDeployment's (keys.go).
+	deployment atomic.Pointer[[]byte]
 	calls atomic.Uint64 // cuts made
 
 	mu        sync.Mutex
@@ -182,6 +191,7 @@ func New(cfg Config) (*Store, error) {
 	opt.DisableIdentity = true
 	opt.OnConnect = s.onConnect
 	s.client = redis.NewClient(opt)
+	s.SetDeployment(cfg.Deployment)
 	empty := ""
 	s.run.Store(&empty)
 	s.policy.Store(&empty)
