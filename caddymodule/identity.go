@@ -24,7 +24,9 @@ import (
 //
 // X-B3-* and X-Amzn-Trace-* are families: perRequestPrefixes. The
 // X-Forwarded-* headers of the forwarding chain are named one by one
-// (from a trusted proxy, appendCaller reads those reverse_proxy passes on):
+// (from a trusted proxy, of the server's trusted_proxies or of those of
+// a reverse_proxy after the gateway, appendCaller reads those
+// reverse_proxy passes on):
 // others of that prefix name the caller (oauth2-proxy's X-Forwarded-User,
 // -Email, -Groups and -Access-Token; Envoy's X-Forwarded-Client-Cert) and
 // count, as every header not listed here does.
@@ -123,7 +125,12 @@ func paramsOf(list string) string {
 //     X-Forwarded-For chain (reverse_proxy sends both, the address last),
 //     X-Forwarded-Proto and X-Forwarded-Host it passes on (from
 //     anyone else reverse_proxy replaces them with the client address,
-//     the scheme and the Host, already in);
+//     the scheme and the Host, already in). A proxy is trusted by the
+//     server's trusted_proxies, or by the handler-level trusted_proxies
+//     of a reverse_proxy after the gateway (passesForwarded), which
+//     reverse_proxy checks against the connection's peer; where the
+//     handlers after the gateway are not all known, these headers count
+//     whenever a client sends them;
 //   - the SHA-256 fingerprint of the TLS client certificate, if any;
 //   - the values of the caller_key placeholders;
 //   - every request header but the per-request ones and those the client
@@ -132,6 +139,7 @@ func paramsOf(list string) string {
 func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 	b = appendField(b, r.Host)
 	trusted, client := clientAddress(r)
+	trusted = trusted || g.passesForwarded(r)
 	b = appendField(b, client)
 	if r.TLS != nil {
 		b = append(b, 1) // https; reverse_proxy's X-Forwarded-Proto unless a trusted proxy sent one
