@@ -401,7 +401,13 @@ func (bd *backendDesc) proxy(rp *reverseproxy.Handler) {
 // leaves out (fields tagged json:"-").
 func (bd *backendDesc) module(v any, depth int) {
 	id := moduleID(v)
-	raw, err := json.Marshal(v)
+	var raw []byte
+	var err error
+	if gw, ok := v.(*Gateway); ok {
+		raw, err = gw.optionsJSON() // never its readahead_store_key
+	} else {
+		raw, err = json.Marshal(v)
+	}
 	if err != nil {
 		bd.unknown = append(bd.unknown, fmt.Sprintf("%s: its config cannot be read (%v)", id, err))
 		bd.opaque = true
