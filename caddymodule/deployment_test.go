@@ -79,12 +79,16 @@ func TestDeploymentFingerprint(t *testing.T) {
 		cfg  fingerprintConfig
 		same bool
 	}{
-		{"backend_sort", with(func(c *fingerprintConfig) { c.options = "backend_sort _sortField=id&_sortDir=ASC&view=all\n\t\t\tmax_per_page 500" }), false},
+		{"backend_sort", with(func(c *fingerprintConfig) {
+			c.options = "backend_sort _sortField=id&_sortDir=ASC&view=all\n\t\t\tmax_per_page 500"
+		}), false},
 		{"base_path", option("base_path /api/v3"), false},
 		{"backend_page_param", option("backend_page_param page"), false},
 		{"backend_offset_param", option("backend_offset_param offset"), false},
 		{"id_order", option("id_order lexical"), false},
-		{"max_per_page", with(func(c *fingerprintConfig) { c.options = "backend_sort _sortField=id&_sortDir=ASC\n\t\t\tmax_per_page 400" }), false},
+		{"max_per_page", with(func(c *fingerprintConfig) {
+			c.options = "backend_sort _sortField=id&_sortDir=ASC\n\t\t\tmax_per_page 400"
+		}), false},
 		{"backend_max_per_page", option("backend_max_per_page 100"), false},
 		{"records_path", option("records_path data"), false},
 		{"deployment", option("deployment staging"), false},

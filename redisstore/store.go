@@ -123,9 +123,10 @@ type Store struct {
 	errors, served, kept atomic.Int64
 
 	name  string        // random, for the keys of this store's cuts (callName)
+	calls atomic.Uint64 // cuts made
+
 	// deployment is Config.Deployment, or SetDeployment's (keys.go).
 	deployment atomic.Pointer[[]byte]
-	calls atomic.Uint64 // cuts made
 
 	mu        sync.Mutex
 	up        bool
