@@ -192,10 +192,10 @@ func New(cfg Config) (*Store, error) {
 	opt.DisableIdentity = true
 	opt.OnConnect = s.onConnect
 	s.client = redis.NewClient(opt)
-	s.SetDeployment(cfg.Deployment)
 	empty := ""
 	s.run.Store(&empty)
 	s.policy.Store(&empty)
+	s.SetDeployment(cfg.Deployment)
 	return s, nil
 }
 
