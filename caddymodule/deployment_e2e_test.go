@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/internal/redistest"
 )
@@ -72,6 +73,15 @@ func (ob *originBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ob.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(sb.String()))
+}
+
+// count returns the backend's calls so far, the reads ahead the
+// gateways started among them.
+func (ob *originBackend) count() int {
+	caddymodule.SettleReadsAhead()
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	return ob.calls
 }
 
 // originWalk walks /calls of one deployment by cursor, 10 a page, as
@@ -134,14 +144,17 @@ func (w *originWalk) next(t *testing.T) {
 }
 
 // deploymentSite is one deployment: a gateway on its own loopback port,
-// for any Host, sharing the store, in front of its backend.
+// for any Host, sharing the store (if not nil), in front of its backend.
 func deploymentSite(t *testing.T, store *redistest.Server, options, backend string) (site, base string) {
 	t.Helper()
 	addr := harness.FreeLoopbackAddr(t)
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
-	site = fmt.Sprintf("http://:%s {\n\thelpdesk_gateway {\n\t\t%s\n\t\treadahead_ttl 30s\n\t\treadahead_store_timeout 500ms\n\t\t%s\n\t}\n\treverse_proxy %s\n}\n",
-		port, sharedStoreOptions(store), options, backend)
+	if store != nil {
+		options += "\n\t\treadahead_store_timeout 500ms\n\t\t" + sharedStoreOptions(store)
+	}
+	site = fmt.Sprintf("http://:%s {\n\thelpdesk_gateway {\n\t\treadahead_ttl 30s\n\t\t%s\n\t}\n\treverse_proxy %s\n}\n",
+		port, options, backend)
 	return site, "http://" + addr
 }
 
@@ -150,7 +163,8 @@ func deploymentSite(t *testing.T, store *redistest.Server, options, backend stri
 // same Host and API key from the same address. Walked in lock step, and
 // asked by cursors built by hand at the other deployment's page ends,
 // each serves only its own backend's records. The two differ in their
-// backend, or in backend_sort over one backend. Issue 39: before the
+// backend, or in backend_sort over one backend; without a store, two
+// sites of one Caddy are apart as well. Issue 39: before the
 // deployment's fingerprint was in the store's keys, these walks were
 // served the other backend's records with a 200.
 func TestDeploymentsShareNoStoreEntries(t *testing.T) {
@@ -160,6 +174,7 @@ func TestDeploymentsShareNoStoreEntries(t *testing.T) {
 		name               string
 		backendA, backendB *originBackend
 		optionsA, optionsB string
+		noStore            bool
 	}{
 		{name: "two backends",
 			backendA: &originBackend{views: map[string]originList{"": a}},
@@ -167,9 +182,16 @@ func TestDeploymentsShareNoStoreEntries(t *testing.T) {
 		{name: "one backend, another backend_sort",
 			backendA: &originBackend{views: map[string]originList{"": a, "b": b}},
 			optionsB: "backend_sort _sortField=id&_sortDir=ASC&view=b"},
+		{name: "two backends, no store",
+			backendA: &originBackend{views: map[string]originList{"": a}},
+			backendB: &originBackend{views: map[string]originList{"": b}},
+			noStore:  true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := redistest.Start(t)
+			var store *redistest.Server
+			if !tc.noStore {
+				store = redistest.Start(t)
+			}
 			srvA := httptest.NewServer(tc.backendA)
 			t.Cleanup(srvA.Close)
 			srvB := srvA
@@ -179,7 +201,9 @@ func TestDeploymentsShareNoStoreEntries(t *testing.T) {
 			}
 			siteA, baseA := deploymentSite(t, store, tc.optionsA, strings.TrimPrefix(srvA.URL, "http://"))
 			siteB, baseB := deploymentSite(t, store, tc.optionsB, strings.TrimPrefix(srvB.URL, "http://"))
-			harness.Start(t, siteA+siteB, "")
+			// Another instance of a: the same config on another port.
+			siteA2, baseA2 := deploymentSite(t, store, tc.optionsA, strings.TrimPrefix(srvA.URL, "http://"))
+			harness.Start(t, siteA+siteB+siteA2, "")
 
 			wa := &originWalk{base: baseA, origin: "a"}
 			wb := &originWalk{base: baseB, origin: "b"}
@@ -213,6 +237,24 @@ func TestDeploymentsShareNoStoreEntries(t *testing.T) {
 			t.Logf("hand-built cursors: %d of %d records came from the other backend", foreign, served)
 			assert.Zero(t, foreign, "a cursor at the other deployment's page end is served from the other backend")
 			assert.Positive(t, served)
+			if store == nil {
+				return
+			}
+
+			// Another instance of a continues a's walk from the windows a
+			// kept in the store: one deployment shares.
+			a2 := &originWalk{base: baseA2, origin: "a"}
+			before := tc.backendA.count()
+			for i := 0; i < 15; i += 3 { // not one after another: each probe is a cold cursor for a2
+				end := wa.ends[i]
+				ids, n, _ := a2.page(t, cursorFor(strconv.FormatInt(end, 10)))
+				want, _ := nextAfter(a.ids, end, 10)
+				assert.Equal(t, want, ids)
+				assert.Zero(t, n)
+			}
+			calls := tc.backendA.count() - before
+			t.Logf("another instance of a: 5 cursors at a's page ends cost %d backend calls", calls)
+			assert.Less(t, calls, 2, "pages of a's walk cut from a's shared windows")
 		})
 	}
 }
