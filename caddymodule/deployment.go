@@ -50,12 +50,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -493,26 +491,4 @@ func moduleID(v any) string {
 		return string(m.CaddyModule().ID)
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// passesForwarded reports whether the handlers after the gateway pass
-// the client's X-Forwarded-For, -Proto and -Host on to the backend for r,
-// beyond the server's trusted_proxies (which clientAddress reads): r's
-// peer is in the trusted_proxies of a reverse_proxy after the gateway,
-// as reverse_proxy checks them, or those handlers are not all known and
-// r carries one of these headers.
-func (g *Gateway) passesForwarded(r *http.Request) bool {
-	d := g.deployment()
-	if d.trustUnknown {
-		return r.Header["X-Forwarded-For"] != nil || r.Header["X-Forwarded-Proto"] != nil || r.Header["X-Forwarded-Host"] != nil
-	}
-	if len(d.trust) == 0 {
-		return false
-	}
-	host, _, _ := strings.Cut(peerHost(r), "%")
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(d.trust, func(p netip.Prefix) bool { return p.Contains(addr) })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -190,6 +191,28 @@ func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 		b = appendValues(b, r.Header[name])
 	}
 	return b
+}
+
+// passesForwarded reports whether the handlers after the gateway pass
+// the client's X-Forwarded-For, -Proto and -Host on to the backend for r,
+// beyond the server's trusted_proxies (which clientAddress reads): r's
+// peer is in the trusted_proxies of a reverse_proxy after the gateway,
+// as reverse_proxy checks them, or those handlers are not all known and
+// r carries one of these headers.
+func (g *Gateway) passesForwarded(r *http.Request) bool {
+	d := g.deployment()
+	if d.trustUnknown {
+		return r.Header["X-Forwarded-For"] != nil || r.Header["X-Forwarded-Proto"] != nil || r.Header["X-Forwarded-Host"] != nil
+	}
+	if len(d.trust) == 0 {
+		return false
+	}
+	host, _, _ := strings.Cut(peerHost(r), "%")
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(d.trust, func(p netip.Prefix) bool { return p.Contains(addr) })
 }
 
 // clientAddress returns the client address as Caddy resolved it for r,
