@@ -140,7 +140,9 @@ func paramsOf(list string) string {
 func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 	b = appendField(b, r.Host)
 	trusted, client := clientAddress(r)
-	trusted = trusted || g.passesForwarded(r)
+	if g.passesForwarded(r) { // always asked: it reads the deployment on the first request (deployment.go)
+		trusted = true
+	}
 	b = appendField(b, client)
 	if r.TLS != nil {
 		b = append(b, 1) // https; reverse_proxy's X-Forwarded-Proto unless a trusted proxy sent one
