@@ -117,6 +117,20 @@ type (
 		Loaded    time.Time        `json:"loaded"`
 		Readahead readaheadReport  `json:"readahead"`
 		Endpoints []endpointReport `json:"endpoints"`
+
+		// Deployment is the gateway's deployment fingerprint
+		// (deployment.go): instances that show the same one share
+		// readahead_store's entries, others never do. Absent until the
+		// gateway's config runs.
+		Deployment *deploymentReport `json:"deployment,omitempty"`
+	}
+	// deploymentReport is a gateway's fingerprint, its first 12 hex
+	// digits; the deployment option, if set; and what of the backend the
+	// config does not describe, which the fingerprint then cannot cover.
+	deploymentReport struct {
+		Fingerprint string   `json:"fingerprint"`
+		Name        string   `json:"name,omitempty"`
+		Unknown     []string `json:"unknown,omitempty"`
 	}
 	// readaheadReport is the gateway's read-ahead windows: its settings,
 	// what it holds now, and what it did since its config was loaded.
@@ -234,6 +248,15 @@ func (g *Gateway) report(s site) gatewayReport {
 		BasePath:  g.BasePath,
 		Loaded:    g.loaded,
 		Endpoints: make([]endpointReport, 0, len(g.endpoints)),
+	}
+	if g.deploy != nil {
+		d := g.deploy.known.Load()
+		if d == nil && g.configRunning() {
+			d = g.deployment()
+		}
+		if d != nil {
+			gr.Deployment = &deploymentReport{Fingerprint: d.short(), Name: g.Deployment, Unknown: d.unknown}
+		}
 	}
 	ws := g.windows.Stats()
 	gr.Readahead = readaheadReport{

@@ -78,6 +78,11 @@ type adminReport struct {
 				Advice                     string  `json:"advice"`
 			} `json:"offset_cost"`
 		} `json:"endpoints"`
+		Deployment *struct {
+			Fingerprint string   `json:"fingerprint"`
+			Name        string   `json:"name"`
+			Unknown     []string `json:"unknown"`
+		} `json:"deployment"`
 	} `json:"gateways"`
 }
 
@@ -170,6 +175,14 @@ http://%[1]s {
 		assert.Equal(t, []string{"127.0.0.1" + port}, g.Listen)
 		assert.WithinDuration(t, time.Now(), g.Loaded, time.Minute)
 	}
+	// Each shows its deployment fingerprint: two sites whose options
+	// differ are two deployments (deployment.go).
+	for _, g := range rep.Gateways {
+		require.NotNil(t, g.Deployment)
+		assert.Regexp(t, `^[0-9a-f]{12}$`, g.Deployment.Fingerprint)
+		assert.Empty(t, g.Deployment.Unknown, "reverse_proxy to a fixed upstream: the backend is known")
+	}
+	assert.NotEqual(t, other.Deployment.Fingerprint, api.Deployment.Fingerprint)
 	assert.Equal(t, "/other", other.BasePath)
 	assert.Equal(t, []string{"localhost"}, other.Hosts)
 	assert.Equal(t, "/api/v3", api.BasePath)

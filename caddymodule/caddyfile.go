@@ -67,6 +67,7 @@ func parseGateway(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		readahead_store      redis://user:password@host:6379/0
 //		readahead_store_key  {env.HELPDESK_STORE_KEY}
 //		readahead_store_timeout 50ms
+//		deployment           production-eu
 //	}
 func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the directive name
@@ -89,6 +90,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		"openapi_path":           &g.OpenAPIPath,
 		"readahead_store":        &g.ReadaheadStore,
 		"readahead_store_key":    &g.ReadaheadStoreKey,
+		"deployment":             &g.Deployment,
 	}
 	paths := map[string]*[]string{ // at least one value
 		"cursor_endpoints": &g.CursorEndpoints,

@@ -144,6 +144,13 @@ type Gateway struct {
 	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
 	MaxFiltersLength int `json:"max_filters_length,omitempty"`
 
+	// Deployment names the deployment: instances with the same name (and
+	// config) share readahead_store's entries, others never do. It goes
+	// into the fingerprint beside the options and the backend the
+	// handlers after the gateway reach (deployment.go); set it where the
+	// config cannot say which backend that is. Default: none.
+	Deployment string `json:"deployment,omitempty"`
+
 	// StatusCodes, ChannelTypes and PeriodCodes restrict the codes accepted
 	// for status, channel_type and the DP operator. Empty: any code.
 	StatusCodes  []string `json:"status_codes,omitempty"`
@@ -162,6 +169,7 @@ type Gateway struct {
 	spellings   map[string]string      // spelling -> endpoint path; see routing.go
 	windows     *translate.MemoryStore // what is kept per caller's list: learned state, walks, windows
 	store       *sharedStore           // readahead_store: the walks and windows instead, when set
+	deploy      *deploymentState       // the fingerprint that keeps deployments apart in the store
 	stopPurge   func()                 // stops the timer that drops expired windows, so an idle gateway lets them go
 	filters     *ticketfilter.FilterValidator
 	openAPIDoc  []byte // the document served at OpenAPIPath
@@ -241,6 +249,7 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	if err := g.openStore(store); err != nil {
 		return err
 	}
+	g.startDeployment(ctx)
 	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
 	g.watchStays()

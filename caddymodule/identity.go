@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -24,7 +25,9 @@ import (
 //
 // X-B3-* and X-Amzn-Trace-* are families: perRequestPrefixes. The
 // X-Forwarded-* headers of the forwarding chain are named one by one
-// (from a trusted proxy, appendCaller reads those reverse_proxy passes on):
+// (from a trusted proxy, of the server's trusted_proxies or of those of
+// a reverse_proxy after the gateway, appendCaller reads those
+// reverse_proxy passes on):
 // others of that prefix name the caller (oauth2-proxy's X-Forwarded-User,
 // -Email, -Groups and -Access-Token; Envoy's X-Forwarded-Client-Cert) and
 // count, as every header not listed here does.
@@ -123,7 +126,12 @@ func paramsOf(list string) string {
 //     X-Forwarded-For chain (reverse_proxy sends both, the address last),
 //     X-Forwarded-Proto and X-Forwarded-Host it passes on (from
 //     anyone else reverse_proxy replaces them with the client address,
-//     the scheme and the Host, already in);
+//     the scheme and the Host, already in). A proxy is trusted by the
+//     server's trusted_proxies, or by the handler-level trusted_proxies
+//     of a reverse_proxy after the gateway (passesForwarded), which
+//     reverse_proxy checks against the connection's peer; where the
+//     handlers after the gateway are not all known, these headers count
+//     whenever a client sends them;
 //   - the SHA-256 fingerprint of the TLS client certificate, if any;
 //   - the values of the caller_key placeholders;
 //   - every request header but the per-request ones and those the client
@@ -132,6 +140,9 @@ func paramsOf(list string) string {
 func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 	b = appendField(b, r.Host)
 	trusted, client := clientAddress(r)
+	if g.passesForwarded(r) { // always asked: it reads the deployment on the first request (deployment.go)
+		trusted = true
+	}
 	b = appendField(b, client)
 	if r.TLS != nil {
 		b = append(b, 1) // https; reverse_proxy's X-Forwarded-Proto unless a trusted proxy sent one
@@ -182,6 +193,28 @@ func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
 		b = appendValues(b, r.Header[name])
 	}
 	return b
+}
+
+// passesForwarded reports whether the handlers after the gateway pass
+// the client's X-Forwarded-For, -Proto and -Host on to the backend for r,
+// beyond the server's trusted_proxies (which clientAddress reads): r's
+// peer is in the trusted_proxies of a reverse_proxy after the gateway,
+// as reverse_proxy checks them, or those handlers are not all known and
+// r carries one of these headers.
+func (g *Gateway) passesForwarded(r *http.Request) bool {
+	d := g.deployment()
+	if d.trustUnknown {
+		return r.Header["X-Forwarded-For"] != nil || r.Header["X-Forwarded-Proto"] != nil || r.Header["X-Forwarded-Host"] != nil
+	}
+	if len(d.trust) == 0 {
+		return false
+	}
+	host, _, _ := strings.Cut(peerHost(r), "%")
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(d.trust, func(p netip.Prefix) bool { return p.Contains(addr) })
 }
 
 // clientAddress returns the client address as Caddy resolved it for r,

@@ -23,14 +23,16 @@ import (
 // index: the gateway keeps no index in process globals), in front of one
 // backend, and a front server that spreads clients over them with
 // reverse_proxy's lb_policy. Each gateway names itself to the backend in a
-// header, so the test sees which instance made each backend call.
+// header, so the test sees which instance made each backend call: by its
+// port, a placeholder, so that the instances' configs are one deployment
+// (deployment.go) and share readahead_store's entries.
 func scaleOutSites(t *testing.T, instances int, lbPolicy, options string) string {
 	t.Helper()
 	var sb strings.Builder
 	upstreams := make([]string, instances)
 	for i := range upstreams {
 		upstreams[i] = harness.FreeLoopbackAddr(t)
-		fmt.Fprintf(&sb, "http://%s {\n\thelpdesk_gateway {\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance gw%d\n\t}\n}\n", upstreams[i], options, i+1)
+		fmt.Fprintf(&sb, "http://%s {\n\thelpdesk_gateway {\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance {http.request.local.port}\n\t}\n}\n", upstreams[i], options)
 	}
 	fmt.Fprintf(&sb, "http://:0 {\n\treverse_proxy %s {\n\t\tlb_policy %s\n\t}\n}\n", strings.Join(upstreams, " "), lbPolicy)
 	return sb.String()

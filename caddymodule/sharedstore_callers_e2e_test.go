@@ -293,7 +293,7 @@ func callerSites(t *testing.T, front, tlsSites bool, dir, options, proxy string)
 	t.Helper()
 	var sb strings.Builder
 	var instances []string
-	for i := range 3 {
+	for range 3 {
 		addr := harness.FreeLoopbackAddr(t)
 		instances = append(instances, addr)
 		_, port, err := net.SplitHostPort(addr)
@@ -303,8 +303,8 @@ func callerSites(t *testing.T, front, tlsSites bool, dir, options, proxy string)
 			site = "https://localhost:" + port
 			tlsLines = fmt.Sprintf("tls %[1]s/server.pem %[1]s/server.key {\n\t\tclient_auth {\n\t\t\tmode require_and_verify\n\t\t\ttrust_pool file %[1]s/ca.pem\n\t\t}\n\t}", dir)
 		}
-		fmt.Fprintf(&sb, "%s {\n\t%s\n\thelpdesk_gateway {\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance gw%d\n\t\t%s\n\t}\n}\n",
-			site, tlsLines, options, i+1, proxy)
+		fmt.Fprintf(&sb, "%s {\n\t%s\n\thelpdesk_gateway {\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance {http.request.local.port}\n\t\t%s\n\t}\n}\n",
+			site, tlsLines, options, proxy)
 	}
 	if front {
 		fmt.Fprintf(&sb, "http://:0 {\n\treverse_proxy %s {\n\t\tlb_policy round_robin\n\t}\n}\n", strings.Join(instances, " "))

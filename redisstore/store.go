@@ -57,6 +57,13 @@ type Config struct {
 	// instance sharing the store needs the same one, and the store never
 	// sees it. At least 16 bytes.
 	Secret []byte
+	// Deployment names what decides the records of the lists this
+	// instance keeps (the gateway's fingerprint of its options and
+	// backend): it goes into every key's hash beside the list identity,
+	// so that instances of one deployment share entries and two
+	// deployments never do, whatever Secret they hold. Any bytes; nil is
+	// a deployment like any other. See also SetDeployment.
+	Deployment []byte
 	// TTL is how long a window or a chain entry serves (readahead_ttl),
 	// on the store's clock and on the reading instance's alike.
 	TTL time.Duration
@@ -135,6 +142,9 @@ type Store struct {
 	name  string        // random, for the keys of this store's cuts (callName)
 	calls atomic.Uint64 // cuts made
 
+	// deployment is Config.Deployment, or SetDeployment's (keys.go).
+	deployment atomic.Pointer[[]byte]
+
 	mu        sync.Mutex
 	up        bool
 	since     time.Time
@@ -194,6 +204,7 @@ func New(cfg Config) (*Store, error) {
 	if err := s.open(a); err != nil {
 		return nil, fmt.Errorf("readahead_store: %v", redactURLError(err, cfg.URL))
 	}
+	s.SetDeployment(cfg.Deployment)
 	return s, nil
 }
 

@@ -1,0 +1,494 @@
+package caddymodule
+
+// A deployment's fingerprint: what decides the records of the lists a
+// gateway keeps, hashed, so that the shared store (readahead_store) keeps
+// the entries of two deployments apart whatever secret they share, and
+// instances of one deployment (one config) share theirs. It goes into
+// every store key beside the list identity (redisstore.Config.Deployment).
+//
+// It is the SHA-256 of
+//
+//   - the gateway's own options, in its JSON, but those of
+//     fingerprintIgnores, which provably never change what a list's
+//     records are nor how a page is composed from a stored window: an
+//     option added later counts unless it is added there;
+//   - the deployment option, an operator's name for the deployment;
+//   - the backend that the handlers after the gateway reach, as the
+//     config describes it: every handler after the gateway in its route,
+//     in the routes after that one in the same list, and up through the
+//     subroutes that hold it (a Caddyfile site, a handle block), up to a
+//     terminal route; each as its module ID and its provisioned JSON, and
+//     the modules its JSON leaves out (reverse_proxy's transport and
+//     dynamic upstream source, route matchers and handlers), the same
+//     way. {env.*} placeholders are replaced first, so that one config
+//     file run with another environment is another deployment.
+//
+// When it is known: Caddy hands a handler nothing of the handlers after
+// it, and those are provisioned after it. The http app of the gateway's
+// own config is known at Provision (caddy.Context.App hands an app to its
+// modules while it is being provisioned) and is complete once every app
+// of the config is provisioned, before any server of it starts; so the
+// fingerprint is read on the config's first request (listIdentity), or
+// when the config becomes the running one (a watcher polls
+// caddy.ActiveContext a few times a second until then), whichever comes
+// first, and once. Until then the gateway keeps its store entries under
+// a random name of its own, which no other instance reads: the store
+// answers as one that holds nothing, costing calls, never a wrong page.
+// A gateway provisioned outside a Caddy config (a program embedding the
+// handler) has no routes to read: its fingerprint covers its options.
+//
+// Where the backend cannot be known from the config (a handler whose
+// config does not marshal, dynamic upstreams, an upstream address that is
+// a request placeholder, no handler after the gateway, or the gateway not
+// found in its config's routes), a warning says so once, when a store is
+// configured, and recommends the deployment option.
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
+)
+
+// fingerprintIgnores are the gateway options left out of the
+// fingerprint, by JSON name, each with why it never changes a list's
+// records nor a page composed from a stored window.
+var fingerprintIgnores = map[string]string{
+	"readahead_store":         "where the entries are kept, not what they hold",
+	"readahead_store_key":     "a secret; a deployment with another one shares nothing already",
+	"readahead_store_timeout": "how long a store call may take",
+	"readahead_ttl":           "how long an entry serves; each reader checks its own TTL",
+	"readahead_memory":        "a bound on this instance's memory and on one window's bytes",
+	"index_size":              "the position index stays in each instance",
+	"max_subrequests":         "a bound on one request's calls, not on what they answer",
+	"max_query_length":        "admits or refuses a request before it reads anything",
+	"openapi_path":            "serves a document, no list",
+	"link_header":             "added by the instance that composes the page, never stored",
+	"max_filters":             "admits or refuses a _filters value; one admitted passes unchanged",
+	"max_filters_length":      "likewise",
+	"status_codes":            "likewise: codes accepted in _filters",
+	"channel_types":           "likewise",
+	"period_codes":            "likewise",
+	"filter_endpoints":        "validated lists are passed through, never kept",
+}
+
+// deployment is a gateway's fingerprint, once known.
+type deployment struct {
+	sum [sha256.Size]byte
+	// unknown says what of the backend the config does not describe;
+	// empty when it does.
+	unknown []string
+	// trust is the union of the trusted_proxies of the reverse_proxy
+	// handlers after the gateway: from a peer in it, reverse_proxy passes
+	// the client's X-Forwarded-For, -Proto and -Host on to the backend,
+	// so they make the caller (appendCaller). trustUnknown: the handlers
+	// after the gateway are not all known, so these headers count
+	// whenever a client sends them.
+	trust        []netip.Prefix
+	trustUnknown bool
+}
+
+// short is the fingerprint as the admin endpoint and the logs show it.
+func (d *deployment) short() string { return hex.EncodeToString(d.sum[:6]) }
+
+// deploymentState is a gateway's way to its fingerprint.
+type deploymentState struct {
+	app   *caddyhttp.App // the http app of the gateway's config; nil outside one
+	once  sync.Once
+	known atomic.Pointer[deployment]
+}
+
+// startDeployment notes the gateway's config's http app and arranges
+// for the fingerprint to be read when the config runs (see the file's
+// comment). The store, if any, keys its entries under a random name
+// until then.
+func (g *Gateway) startDeployment(ctx caddy.Context) {
+	g.deploy = new(deploymentState)
+	if app, err := ctx.AppIfConfigured("http"); err == nil {
+		g.deploy.app, _ = app.(*caddyhttp.App)
+	}
+	if g.store != nil {
+		var private [16]byte
+		_, _ = rand.Read(private[:])
+		g.store.SetDeployment(append([]byte("unresolved:"), private[:]...))
+	}
+	if g.deploy.app == nil {
+		g.deployment()
+		return
+	}
+	go func() {
+		tick := time.NewTicker(25 * time.Millisecond)
+		defer tick.Stop()
+		for g.deploy.known.Load() == nil {
+			if g.configRunning() {
+				g.deployment()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// unprovisioned is the deployment of a gateway not provisioned (tests of
+// its parts): it has no store, and no handlers after it are known.
+var unprovisioned deployment
+
+// configRunning reports whether the gateway's config is the running one.
+func (g *Gateway) configRunning() bool {
+	app, err := caddy.ActiveContext().AppIfConfigured("http")
+	return err == nil && app == any(g.deploy.app)
+}
+
+// deployment returns the gateway's fingerprint, reading it on the first
+// call. Call it only once the gateway's config is provisioned whole: from
+// a request, or once configRunning.
+func (g *Gateway) deployment() *deployment {
+	if g.deploy == nil {
+		return &unprovisioned
+	}
+	if d := g.deploy.known.Load(); d != nil {
+		return d
+	}
+	g.deploy.once.Do(func() {
+		d := g.fingerprint()
+		if g.store != nil {
+			g.store.SetDeployment(d.sum[:])
+		}
+		g.deploy.known.Store(d)
+		g.logDeployment(d)
+	})
+	return g.deploy.known.Load()
+}
+
+// logDeployment says the fingerprint, and warns once where it does not
+// cover the backend and the store could then be shared by deployments.
+func (g *Gateway) logDeployment(d *deployment) {
+	if g.logger == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("fingerprint", d.short())}
+	if g.Deployment != "" {
+		fields = append(fields, zap.String("deployment", g.Deployment))
+	}
+	switch {
+	case len(d.unknown) == 0 || g.store == nil:
+		g.logger.Debug("deployment fingerprint", append(fields, zap.Strings("unknown", d.unknown))...)
+	case g.Deployment != "":
+		g.logger.Info("the deployment fingerprint does not cover the whole backend; the deployment option names it",
+			append(fields, zap.Strings("unknown", d.unknown))...)
+	default:
+		g.logger.Warn("readahead_store: the gateway cannot tell from the config which backend it reaches, so another deployment that differs only there would share this one's store entries; "+
+			"set `deployment <name>` in helpdesk_gateway, one name per deployment, the same on all its instances",
+			append(fields, zap.Strings("unknown", d.unknown))...)
+	}
+}
+
+// fingerprint reads the gateway's fingerprint from its options and the
+// handlers after it.
+func (g *Gateway) fingerprint() *deployment {
+	d := &deployment{}
+	h := sha256.New()
+	var b []byte
+	b = appendField(b, "helpdesk_gateway deployment 1")
+	opts, err := g.optionsJSON()
+	if err != nil {
+		d.unknown = append(d.unknown, "the gateway's own options: "+err.Error())
+	}
+	b = appendField(b, string(opts))
+	bd := &backendDesc{}
+	if g.deploy == nil || g.deploy.app == nil {
+		d.unknown = append(d.unknown, "the gateway runs outside a Caddy config's http app")
+	} else if path := findGateway(g, g.deploy.app); path == nil {
+		d.unknown = append(d.unknown, "the gateway was not found in its config's routes (routes, errors, named_routes)")
+		d.trustUnknown = true
+	} else {
+		bd.after(path)
+		if bd.handlers == 0 {
+			d.unknown = append(d.unknown, "no handler after the gateway")
+		}
+	}
+	d.unknown = append(d.unknown, bd.unknown...)
+	d.trust = bd.trust
+	d.trustUnknown = d.trustUnknown || bd.opaque
+	b = appendField(b, string(bd.out))
+	h.Write(b)
+	h.Sum(d.sum[:0])
+	return d
+}
+
+// optionsJSON is the gateway's JSON, less fingerprintIgnores, with its
+// members sorted.
+func (g *Gateway) optionsJSON() ([]byte, error) {
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for name := range fingerprintIgnores {
+		delete(m, name)
+	}
+	out, err := json.Marshal(m) // sorted by name
+	return []byte(expandEnv(out)), err
+}
+
+// envPlaceholder is an {env.NAME} placeholder, as Caddy replaces it.
+var envPlaceholder = regexp.MustCompile(`\{env\.([^{}]+)\}`)
+
+// expandEnv replaces the {env.*} placeholders of a config's JSON, the
+// value JSON-quoted so that it cannot end the string it stands in.
+func expandEnv(b []byte) string {
+	return envPlaceholder.ReplaceAllStringFunc(string(b), func(p string) string {
+		v, _ := json.Marshal(os.Getenv(envPlaceholder.FindStringSubmatch(p)[1]))
+		return string(v[1 : len(v)-1])
+	})
+}
+
+// step is one level of the way from a server's routes to the gateway:
+// the list, the route in it, the handler in that route.
+type step struct {
+	list        caddyhttp.RouteList
+	route, hand int
+}
+
+// findGateway returns the way to g in app's servers (by name), each
+// server's routes, then its error routes and named routes, descending
+// into subroutes; the innermost step last. nil: not found.
+func findGateway(g *Gateway, app *caddyhttp.App) []step {
+	names := make([]string, 0, len(app.Servers))
+	for name := range app.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		srv := app.Servers[name]
+		lists := []caddyhttp.RouteList{srv.Routes}
+		if srv.Errors != nil {
+			lists = append(lists, srv.Errors.Routes)
+		}
+		named := make([]string, 0, len(srv.NamedRoutes))
+		for n := range srv.NamedRoutes {
+			named = append(named, n)
+		}
+		sort.Strings(named)
+		for _, n := range named {
+			if r := srv.NamedRoutes[n]; r != nil {
+				lists = append(lists, caddyhttp.RouteList{*r})
+			}
+		}
+		for _, list := range lists {
+			if path := findIn(g, list, 0); path != nil {
+				return path
+			}
+		}
+	}
+	return nil
+}
+
+func findIn(g *Gateway, list caddyhttp.RouteList, depth int) []step {
+	if depth > 32 {
+		return nil
+	}
+	for ri, route := range list {
+		for hi, h := range route.Handlers {
+			switch h := h.(type) {
+			case *Gateway:
+				if h == g {
+					return []step{{list, ri, hi}}
+				}
+			case *caddyhttp.Subroute:
+				if inner := findIn(g, h.Routes, depth+1); inner != nil {
+					return append([]step{{list, ri, hi}}, inner...)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// backendDesc is the description of the handlers after a gateway, as
+// bytes hashed into its fingerprint.
+type backendDesc struct {
+	out      []byte
+	handlers int      // handlers described
+	unknown  []string // what they leave unknown
+	opaque   bool     // a handler could not be described
+	trust    []netip.Prefix
+}
+
+// after describes what runs after the gateway at the end of path: the
+// handlers after it in its route, the routes after that one, then the
+// same outward for each subroute that holds it, stopping at a terminal
+// route (nothing after it runs).
+func (bd *backendDesc) after(path []step) {
+	for i := len(path) - 1; i >= 0; i-- {
+		st := path[i]
+		route := st.list[st.route]
+		for _, h := range route.Handlers[st.hand+1:] {
+			bd.handler(h)
+		}
+		if route.Terminal {
+			return
+		}
+		for _, r := range st.list[st.route+1:] {
+			bd.out = append(bd.out, 'R')
+			bd.modules(reflect.ValueOf(r.MatcherSets), 0)
+			for _, h := range r.Handlers {
+				bd.handler(h)
+			}
+			if r.Terminal {
+				return
+			}
+		}
+	}
+}
+
+// handler describes one handler after the gateway.
+func (bd *backendDesc) handler(h caddyhttp.MiddlewareHandler) {
+	bd.handlers++
+	if rp, ok := h.(*reverseproxy.Handler); ok {
+		bd.proxy(rp)
+	}
+	bd.module(h, 0)
+}
+
+// proxy notes what of a reverse_proxy its config leaves to requests:
+// dynamic upstreams, upstream addresses that are placeholders; and its
+// trusted_proxies.
+func (bd *backendDesc) proxy(rp *reverseproxy.Handler) {
+	if rp.DynamicUpstreams != nil {
+		bd.unknown = append(bd.unknown, fmt.Sprintf("reverse_proxy's dynamic upstreams (%s): the hosts they name are not known at load", moduleID(rp.DynamicUpstreams)))
+	}
+	for _, u := range rp.Upstreams {
+		if u != nil && strings.Contains(envPlaceholder.ReplaceAllString(u.Dial, ""), "{") {
+			bd.unknown = append(bd.unknown, fmt.Sprintf("reverse_proxy's upstream %q is a placeholder, decided per request", u.Dial))
+		}
+	}
+	for _, s := range rp.TrustedProxies {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			bd.trust = append(bd.trust, p)
+		} else if a, err := netip.ParseAddr(s); err == nil {
+			bd.trust = append(bd.trust, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+}
+
+// module appends a module's ID and JSON, then the modules its JSON
+// leaves out (fields tagged json:"-").
+func (bd *backendDesc) module(v any, depth int) {
+	id := moduleID(v)
+	var raw []byte
+	var err error
+	if gw, ok := v.(*Gateway); ok {
+		raw, err = gw.optionsJSON() // never its readahead_store_key
+	} else {
+		raw, err = json.Marshal(v)
+	}
+	if err != nil {
+		bd.unknown = append(bd.unknown, fmt.Sprintf("%s: its config cannot be read (%v)", id, err))
+		bd.opaque = true
+	}
+	bd.out = appendField(bd.out, id)
+	bd.out = appendField(bd.out, expandEnv(raw))
+	bd.hidden(reflect.ValueOf(v), depth+1)
+}
+
+// maxDescribeDepth bounds the descent into a handler's structs.
+const maxDescribeDepth = 12
+
+// hidden describes the modules in v's exported fields that its JSON
+// leaves out, descending into the structs its JSON holds.
+func (bd *backendDesc) hidden(v reflect.Value, depth int) {
+	if depth > maxDescribeDepth {
+		return
+	}
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "-" {
+				bd.out = appendField(bd.out, f.Name)
+				bd.modules(v.Field(i), depth+1)
+			} else {
+				bd.hidden(v.Field(i), depth+1)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			bd.hidden(v.Index(i), depth+1)
+		}
+	}
+}
+
+// modules describes the modules a field the JSON leaves out holds: a
+// module, or slices of them (matcher sets, a route's handlers).
+func (bd *backendDesc) modules(v reflect.Value, depth int) {
+	if depth > maxDescribeDepth || !v.IsValid() {
+		return
+	}
+	if v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+	}
+	if v.CanInterface() {
+		if m, ok := v.Interface().(caddy.Module); ok {
+			if h, ok := m.(caddyhttp.MiddlewareHandler); ok {
+				bd.handler(h)
+				return
+			}
+			bd.module(m, depth)
+			return
+		}
+	}
+	for v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Slice || v.Kind() == reflect.Array {
+		bd.out = binary.AppendUvarint(bd.out, uint64(v.Len()))
+		for i := range v.Len() {
+			bd.modules(v.Index(i), depth+1)
+		}
+	}
+}
+
+// moduleID is a module's Caddy ID, or its Go type for a value that is
+// not a module.
+func moduleID(v any) string {
+	if m, ok := v.(caddy.Module); ok {
+		return string(m.CaddyModule().ID)
+	}
+	return fmt.Sprintf("%T", v)
+}
