@@ -273,6 +273,7 @@ func TestHandlerTrustedProxiesSeparateCallers(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, "http://:0 {\n\thelpdesk_gateway {\n\t\treadahead_ttl 30s\n\t}\n\treverse_proxy {backend} {\n\t\ttrusted_proxies 127.0.0.0/8\n\t}\n}\n", srv.URL)
+	caddymodule.TrustWalks() // a lone instance after its first walk: what its windows serve, and to whom
 	h := func(host string) http.Header {
 		return http.Header{"X-Forwarded-Host": {host}, "X-Forwarded-For": {"198.51.100.9"}}
 	}
