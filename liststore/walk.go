@@ -52,9 +52,11 @@ import "time"
 // caller's pages over them do not: one continues a cursor from its own
 // entry of an earlier walk, not knowing that another served the page that
 // ended there since, and may cut the page from a window read before this
-// walk began. Such instances share one store (redisstore, whose times
-// are all read off the store's clock), or a balancer keeps each caller on
-// one instance, or read-ahead is off (docs/operating.md, "Behind a
+// walk began. So an instance that keeps its walks to itself proves that
+// walks stay on it before its windows serve, and stands down at the first
+// sign that they do not (stay.go); instances behind a spreading balancer
+// share one store instead (redisstore, whose times are all read off the
+// store's clock) to keep read-ahead (docs/operating.md, "Behind a
 // balancer").
 
 // Reading ahead of the walker. A window's last whole page is followed
