@@ -14,9 +14,9 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
-	"github.com/helpdesk-gateway/gateway/translate"
 	"github.com/helpdesk-gateway/gateway/verify"
 )
 
@@ -47,8 +47,8 @@ func buildHelpdeskCommand(cmd *cobra.Command) {
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = showHelp
 
-	cursor := &cobra.Command{Use: "cursor", Short: "Encode or decode a _cursor value", Args: cobra.NoArgs, RunE: showHelp}
-	cursor.AddCommand(&cobra.Command{
+	cursorCmd := &cobra.Command{Use: "cursor", Short: "Encode or decode a _cursor value", Args: cobra.NoArgs, RunE: showHelp}
+	cursorCmd.AddCommand(&cobra.Command{
 		Use:   "encode <id>",
 		Short: "Print the _cursor for id: base64 of {\"id\":\"<id>\"}, as next_page_cursor carries it",
 		Args:  cobra.ExactArgs(1),
@@ -56,7 +56,7 @@ func buildHelpdeskCommand(cmd *cobra.Command) {
 			if args[0] == "" {
 				return errors.New("the id is empty; a cursor carries the last id a client has")
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), translate.EncodeCursor(args[0]))
+			fmt.Fprintln(cmd.OutOrStdout(), cursor.Encode(args[0]))
 			return nil
 		},
 	}, &cobra.Command{
@@ -64,7 +64,7 @@ func buildHelpdeskCommand(cmd *cobra.Command) {
 		Short: "Print the id a _cursor carries, accepting what the gateway accepts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := translate.DecodeCursor(args[0])
+			id, err := cursor.Decode(args[0])
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func buildHelpdeskCommand(cmd *cobra.Command) {
 	filters := &cobra.Command{Use: "filters", Short: "Check a _filters value", Args: cobra.NoArgs, RunE: showHelp}
 	filters.AddCommand(filtersCheckCommand())
 
-	cmd.AddCommand(cursor, filters, openAPICommand(), verifyCommand())
+	cmd.AddCommand(cursorCmd, filters, openAPICommand(), verifyCommand())
 }
 
 // showHelp is the action of a command that only groups others.
@@ -298,7 +298,7 @@ was found.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Order, err = translate.ParseOrder(order); err != nil {
+			if cfg.Order, err = cursor.ParseOrder(order); err != nil {
 				return fmt.Errorf("--id-order: %w", err)
 			}
 			cfg.Header = http.Header{}

@@ -17,6 +17,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
@@ -157,7 +158,7 @@ type Gateway struct {
 	ChannelTypes []string `json:"channel_types,omitempty"`
 	PeriodCodes  []string `json:"period_codes,omitempty"`
 
-	order       translate.Order
+	order       cursor.Order
 	sortParams  url.Values      // backend_sort, parsed
 	dialect     legacy.Dialect  // the backend's paging names
 	backendOnly []string        // the dialect's names that are not the clients' as well
@@ -228,7 +229,7 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	g.order, _ = translate.ParseOrder(g.IDOrder)
+	g.order, _ = cursor.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
 	g.dialect = g.backendDialect()
 	g.backendOnly = backendOnlyParams(g.dialect)

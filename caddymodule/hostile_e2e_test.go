@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // backendReading is how a lenient backend could read a parameter name:
@@ -279,8 +279,8 @@ func TestHostileIDsFromTheBackend(t *testing.T) {
 		`quote"inside`, `"leading quote`, `back\slash`, `\"escaped`, `ends with \`,
 		"tab\tin", "new\nline", "nul\x00byte", "bell\x07", "del\x7f", "esc\x1b[31m",
 		"</script><b>", "a&b=c", "plus+slash/eq=", "é accent", "✓ check", "\u2028line sep", "😀 emoji",
-		"{\"id\":\"inner\"}", "   spaces   ", strings.Repeat("L", translate.MaxIDLength),
-		strings.Repeat("\x01", translate.MaxIDLength), // the longest cursor the gateway makes
+		"{\"id\":\"inner\"}", "   spaces   ", strings.Repeat("L", cursor.MaxIDLength),
+		strings.Repeat("\x01", cursor.MaxIDLength), // the longest cursor the gateway makes
 		strings.Repeat("\\", 300) + strings.Repeat("\"", 200),
 	}
 	lb := &listBackend{tokens: jsonTokens(ids)}
@@ -299,7 +299,7 @@ func TestHostileIDsFromTheBackend(t *testing.T) {
 
 	t.Run("a cursor built by hand from each id", func(t *testing.T) {
 		for i, id := range ids[:len(ids)-1] {
-			a := get(t, c.URL+"/calls?_perPage=1&_cursor="+url.QueryEscape(translate.EncodeCursor(id)))
+			a := get(t, c.URL+"/calls?_perPage=1&_cursor="+url.QueryEscape(cursor.Encode(id)))
 			require.Equal(t, http.StatusOK, a.status, string(a.body))
 			var page []struct{ ID string }
 			require.NoError(t, json.Unmarshal(a.body, &page))
@@ -310,13 +310,13 @@ func TestHostileIDsFromTheBackend(t *testing.T) {
 
 	for _, tc := range []struct{ name, token, want string }{
 		{"invalid UTF-8", "\"zz\xff\xfe\"", "not valid UTF-8"},
-		{"too long", `"zz` + strings.Repeat("x", translate.MaxIDLength) + `"`, "longer than 512 bytes"},
+		{"too long", `"zz` + strings.Repeat("x", cursor.MaxIDLength) + `"`, "longer than 512 bytes"},
 		{"empty", `""`, "empty"},
 	} {
 		t.Run("an id that cannot make a cursor: "+tc.name, func(t *testing.T) {
 			bad := &listBackend{tokens: append(slices.Clone(lb.tokens), tc.token)}
 			f.arm(1, bad.ServeHTTP)
-			a := get(t, c.URL+"/calls?_perPage=5&_cursor="+url.QueryEscape(translate.EncodeCursor(ids[len(ids)-2])))
+			a := get(t, c.URL+"/calls?_perPage=5&_cursor="+url.QueryEscape(cursor.Encode(ids[len(ids)-2])))
 			require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
 			msg := assertNoPage(t, a)
 			assert.Contains(t, msg, tc.want)
@@ -355,7 +355,7 @@ func TestHugeNumericIDs(t *testing.T) {
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	assert.Equal(t, ids[:4], a.ids(t), "a cursor below every id")
 
-	f.arm(1, (&listBackend{tokens: []string{strings.Repeat("9", translate.MaxIDLength+1)}}).ServeHTTP)
+	f.arm(1, (&listBackend{tokens: []string{strings.Repeat("9", cursor.MaxIDLength+1)}}).ServeHTTP)
 	a = get(t, c.URL+"/calls?_perPage=4")
 	require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
 	assert.Contains(t, assertNoPage(t, a), "longer than 512 bytes")

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // keysetBackend is a list that reads a keyset condition in the form of
@@ -21,7 +21,7 @@ import (
 // query it gets.
 type keysetBackend struct {
 	tmpl      legacy.KeysetTemplate
-	order     translate.Order
+	order     cursor.Order
 	inclusive bool
 	envelope  string
 	// mode: "" reads the condition; "ignore" answers from the list's
@@ -44,7 +44,7 @@ type keysetBackend struct {
 	queries []string
 }
 
-func newKeysetBackend(tmpl string, order translate.Order, ids []string) *keysetBackend {
+func newKeysetBackend(tmpl string, order cursor.Order, ids []string) *keysetBackend {
 	t, err := legacy.ParseKeysetTemplate(tmpl, func(string) error { return nil })
 	if err != nil {
 		panic(err)
@@ -159,7 +159,7 @@ func (b *keysetBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			sb.WriteByte(',')
 		}
 		tok, _ := json.Marshal(id)
-		if b.order == translate.Numeric {
+		if b.order == cursor.Numeric {
 			tok = []byte(id)
 		}
 		fmt.Fprintf(&sb, `{"id":%s,"n":%d}`, tok, i)
@@ -192,16 +192,16 @@ func (b *keysetBackend) strike(cursor string) {
 	}
 }
 
-// near returns an id just above (dir 1) or below (-1) cursor.
-func (b *keysetBackend) near(cursor string, dir int) string {
-	if b.order == translate.Numeric {
-		n, _ := strconv.Atoi(cursor)
+// near returns an id just above (dir 1) or below (-1) the id after.
+func (b *keysetBackend) near(after string, dir int) string {
+	if b.order == cursor.Numeric {
+		n, _ := strconv.Atoi(after)
 		return strconv.Itoa(max(n+dir, 1))
 	}
 	if dir > 0 {
-		return cursor + "0"
+		return after + "0"
 	}
-	return cursor[:len(cursor)-1] + string(cursor[len(cursor)-1]-1) + "z"
+	return after[:len(after)-1] + string(after[len(after)-1]-1) + "z"
 }
 
 func (b *keysetBackend) insert(id string) {

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // walkKeyset walks a keysetBackend's list by cursor through the gateway,
@@ -88,7 +88,7 @@ func misreads(t *testing.T, admin string) string {
 
 // assertExactWalk checks a walk under churn: ids strictly ascending, and
 // every id of initial served unless it was deleted on the way.
-func assertExactWalk(t *testing.T, order translate.Order, initial, walk []string, deleted map[string]bool) {
+func assertExactWalk(t *testing.T, order cursor.Order, initial, walk []string, deleted map[string]bool) {
 	t.Helper()
 	for i := 1; i < len(walk); i++ {
 		require.Negative(t, order.Compare(walk[i-1], walk[i]), "ids strictly ascending, no duplicate: %q then %q", walk[i-1], walk[i])
@@ -110,12 +110,12 @@ func TestKeysetFormsNumericAndLexicalUnderChurn(t *testing.T) {
 		inclusive bool
 	}{{"id_gt={id}", false}, {"id_gte={id}", true}, {"id=gt.{id}", false}, {"filter=(id>'{id}')", false}}
 	for i, f := range forms {
-		for _, order := range []translate.Order{translate.Numeric, translate.Lexical} {
+		for _, order := range []cursor.Order{cursor.Numeric, cursor.Lexical} {
 			envelope := []string{"", "data"}[(i+int(order))%2]
 			t.Run(fmt.Sprintf("%s/%s/envelope=%q", f.tmpl, order, envelope), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(i), uint64(order)))
 				ids := numericIDs(r, 600)
-				if order == translate.Lexical {
+				if order == cursor.Lexical {
 					ids = lexicalIDs(r, 600)
 				}
 				b := newKeysetBackend(f.tmpl, order, ids)
@@ -155,11 +155,11 @@ func TestKeysetFormsNumericAndLexicalUnderChurn(t *testing.T) {
 // and no keyset call is made for it after the first.
 func TestKeysetMisreadingBackends(t *testing.T) {
 	for _, mode := range []string{"ignore", "below"} {
-		for _, order := range []translate.Order{translate.Numeric, translate.Lexical} {
+		for _, order := range []cursor.Order{cursor.Numeric, cursor.Lexical} {
 			t.Run(fmt.Sprintf("%s/%s", mode, order), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(9, uint64(order)))
 				ids := numericIDs(r, 400)
-				if order == translate.Lexical {
+				if order == cursor.Lexical {
 					ids = lexicalIDs(r, 400)
 				}
 				b := newKeysetBackend("id_gt={id}", order, ids)
@@ -216,7 +216,7 @@ func TestKeysetHostileCursorIDs(t *testing.T) {
 		tmpl := tc.tmpl
 		t.Run(fmt.Sprintf("%s/%q", tmpl, tc.readahead), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(11, 11))
-			b := newKeysetBackend(tmpl, translate.Lexical, append(append(lexicalIDs(r, 300), hostile...), safe...))
+			b := newKeysetBackend(tmpl, cursor.Lexical, append(append(lexicalIDs(r, 300), hostile...), safe...))
 			all := b.snapshot()
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // denseIDs returns n dense ascending numeric ids from 2 (2, 3, 5, 6, 8,
@@ -42,7 +42,7 @@ func keysetPage(t *testing.T, u string, all []string, after string, perPage int)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	at := 0
 	if after != "" {
-		i, found := slices.BinarySearchFunc(all, after, translate.Numeric.Compare)
+		i, found := slices.BinarySearchFunc(all, after, cursor.Numeric.Compare)
 		if found {
 			i++
 		}
@@ -69,7 +69,7 @@ func TestKeysetMisreadsThroughCaddy(t *testing.T) {
 	for _, mode := range []string{"text", "ignore", "field"} {
 		for _, readahead := range []string{"", "readahead_ttl 0"} {
 			t.Run(fmt.Sprintf("%s/%q", mode, readahead), func(t *testing.T) {
-				b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+				b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 				b.mode = mode
 				srv := httptest.NewServer(b)
 				t.Cleanup(srv.Close)
@@ -125,7 +125,7 @@ func TestKeysetTextMisreadInsideAWindow(t *testing.T) {
 	}
 	for _, readahead := range []string{"", "readahead_ttl 0"} {
 		t.Run(fmt.Sprintf("%q", readahead), func(t *testing.T) {
-			b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+			b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 			b.mode = "text"
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
@@ -153,21 +153,21 @@ func TestKeysetLongAnswersThroughCaddy(t *testing.T) {
 		{"text", "backend_max_per_page 1000", false},
 	} {
 		t.Run(tc.mode+" "+tc.options, func(t *testing.T) {
-			b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+			b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 			b.mode, b.keyedSize = tc.mode, 300
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\treadahead_ttl 0\n\t\t"+tc.options), srv.URL)
-			for _, cursor := range []string{"9", "99", "999"} {
-				at, _ := slices.BinarySearchFunc(all, cursor, translate.Numeric.Compare)
+			for _, after := range []string{"9", "99", "999"} {
+				at, _ := slices.BinarySearchFunc(all, after, cursor.Numeric.Compare)
 				if tc.refused && len(all)-at > 200 { // more than backend_max_per_page sent
-					a := get(t, fmt.Sprintf("%s/calls?_perPage=10&_cursor=%s", c.URL, url.QueryEscape(cursorFor(cursor))))
+					a := get(t, fmt.Sprintf("%s/calls?_perPage=10&_cursor=%s", c.URL, url.QueryEscape(cursorFor(after))))
 					require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
 					assert.Contains(t, string(a.body), "backend_keyset window after id")
 					assert.Contains(t, string(a.body), "backend_max_per_page")
 					continue
 				}
-				keysetPage(t, fmt.Sprintf("%s/calls?_perPage=10&_cursor=%s", c.URL, url.QueryEscape(cursorFor(cursor))), all, cursor, 10)
+				keysetPage(t, fmt.Sprintf("%s/calls?_perPage=10&_cursor=%s", c.URL, url.QueryEscape(cursorFor(after))), all, after, 10)
 			}
 		})
 	}

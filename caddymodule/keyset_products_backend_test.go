@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // productBackend serves one list, /calls, as a product does, counting
@@ -28,7 +28,7 @@ type productBackend struct {
 
 func newProductBackend(p keysetProduct, r *rand.Rand, n int) *productBackend {
 	ids := make([]string, 0, n)
-	if p.order == translate.Numeric {
+	if p.order == cursor.Numeric {
 		for id := 0; len(ids) < n; {
 			id += 10 + r.IntN(20) // gaps for churn to insert into
 			ids = append(ids, strconv.Itoa(id))
@@ -123,8 +123,8 @@ func (b *productBackend) strike(cursor string) {
 }
 
 // productNear returns an id just above (dir 1) or below (-1) id, or "".
-func productNear(id string, o translate.Order, dir int) string {
-	if o == translate.Numeric {
+func productNear(id string, o cursor.Order, dir int) string {
+	if o == cursor.Numeric {
 		n, _ := strconv.Atoi(id)
 		if n+dir < 1 {
 			return ""

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // The keyset tests in keyset_e2e_test.go run the reference backend, which
@@ -32,7 +32,7 @@ import (
 type keysetProduct struct {
 	name     string
 	options  string // the gateway's options for the product
-	order    translate.Order
+	order    cursor.Order
 	param    string // the parameter that carries the keyset condition
 	paging   []string
 	envelope string // records_path; "" for a bare array
@@ -51,7 +51,7 @@ type keysetProduct struct {
 	window func(q url.Values) (offset, limit int, ascending bool)
 	// body writes an answer of recs, the list holding total records after
 	// the condition.
-	body func(recs []string, total, offset, limit int, order translate.Order) any
+	body func(recs []string, total, offset, limit int, order cursor.Order) any
 }
 
 var keysetProducts = []keysetProduct{{
@@ -59,7 +59,7 @@ var keysetProducts = []keysetProduct{{
 	// limit and offset, a bare array; db-max-rows clamps in silence.
 	name:     "PostgREST",
 	options:  "backend_keyset \"id=gt.{id}\"\n\t\tbackend_sort order=id.asc\n\t\tbackend_offset_param offset\n\t\tbackend_per_page_param limit",
-	order:    translate.Numeric,
+	order:    cursor.Numeric,
 	param:    "id",
 	paging:   []string{"offset"},
 	maxLimit: 250,
@@ -85,14 +85,14 @@ var keysetProducts = []keysetProduct{{
 		}
 		return off, limit, q.Get("order") == "id.asc"
 	},
-	body: func(recs []string, _, _, _ int, o translate.Order) any { return productRecords(recs, o) },
+	body: func(recs []string, _, _, _ int, o cursor.Order) any { return productRecords(recs, o) },
 }, {
 	// PocketBase: a filter expression with quoted strings, sort=id,
 	// page and perPage, an envelope with the window's numbers; record ids
 	// are 15 lower-case letters and digits, compared as text.
 	name:     "PocketBase",
 	options:  "backend_keyset \"filter=(id>'{id}')\"\n\t\tbackend_sort sort=id\n\t\tbackend_page_param page\n\t\tbackend_per_page_param perPage\n\t\trecords_path items\n\t\tid_order lexical",
-	order:    translate.Lexical,
+	order:    cursor.Lexical,
 	param:    "filter",
 	paging:   []string{"page"},
 	envelope: "items",
@@ -117,7 +117,7 @@ var keysetProducts = []keysetProduct{{
 		}
 		return (page - 1) * per, per, q.Get("sort") == "id"
 	},
-	body: func(recs []string, total, offset, limit int, o translate.Order) any {
+	body: func(recs []string, total, offset, limit int, o cursor.Order) any {
 		return map[string]any{"page": offset/max(limit, 1) + 1, "perPage": limit, "totalItems": total,
 			"totalPages": (total + limit - 1) / max(limit, 1), "items": productRecords(recs, o)}
 	},
@@ -127,7 +127,7 @@ var keysetProducts = []keysetProduct{{
 	// bare array. A value that is not a number compares as NaN: nothing.
 	name:    "json-server",
 	options: "backend_keyset \"id_gte={id}\"\n\t\tbackend_sort \"_sort=id&_order=asc\"\n\t\tbackend_per_page_param _limit",
-	order:   translate.Numeric,
+	order:   cursor.Numeric,
 	param:   "id_gte",
 	paging:  []string{"_page"},
 	condition: func(q url.Values) (string, bool, bool, error) {
@@ -151,14 +151,14 @@ var keysetProducts = []keysetProduct{{
 		}
 		return (page - 1) * limit, limit, q.Get("_sort") == "id" && q.Get("_order") == "asc"
 	},
-	body: func(recs []string, _, _, _ int, o translate.Order) any { return productRecords(recs, o) },
+	body: func(recs []string, _, _, _ int, o cursor.Order) any { return productRecords(recs, o) },
 }, {
 	// Django REST framework with django-filter: "id_gt", ordering=id,
 	// LimitOffsetPagination (limit, offset, max_limit clamps in silence),
 	// an envelope with a count and links to the next and previous windows.
 	name:     "Django REST framework",
 	options:  "backend_keyset \"id_gt={id}\"\n\t\tbackend_sort ordering=id\n\t\tbackend_offset_param offset\n\t\tbackend_per_page_param limit\n\t\trecords_path results",
-	order:    translate.Numeric,
+	order:    cursor.Numeric,
 	param:    "id_gt",
 	paging:   []string{"offset"},
 	envelope: "results",
@@ -183,7 +183,7 @@ var keysetProducts = []keysetProduct{{
 		}
 		return off, limit, q.Get("ordering") == "id"
 	},
-	body: func(recs []string, total, offset, limit int, o translate.Order) any {
+	body: func(recs []string, total, offset, limit int, o cursor.Order) any {
 		next := any(nil)
 		if offset+limit < total {
 			next = fmt.Sprintf("http://backend/calls/?limit=%d&offset=%d", limit, offset+limit)
@@ -238,11 +238,11 @@ func parsePocketBaseFilter(f string) (id string, inclusive, ok bool, err error) 
 }
 
 // productRecords is a records array with ids as numbers or strings.
-func productRecords(ids []string, o translate.Order) []map[string]any {
+func productRecords(ids []string, o cursor.Order) []map[string]any {
 	out := make([]map[string]any, len(ids))
 	for i, id := range ids {
 		var v any = id
-		if o == translate.Numeric {
+		if o == cursor.Numeric {
 			v = json.Number(id)
 		}
 		out[i] = map[string]any{"id": v, "type": "I", "note": "record " + id}

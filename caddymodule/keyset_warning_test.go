@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // TestOneWarningPerKeysetMisread: a backend that ignores backend_keyset
@@ -47,7 +47,7 @@ func TestOneWarningPerKeysetMisread(t *testing.T) {
 					id = strconv.FormatInt(b.IDs("phone_numbers")[at], 10)
 				}
 				w := httptest.NewRecorder()
-				r := httptest.NewRequest(http.MethodGet, fmt.Sprintf("%s?_perPage=5&apikey=s3cret%s&_cursor=%s", path, list, translate.EncodeCursor(id)), nil)
+				r := httptest.NewRequest(http.MethodGet, fmt.Sprintf("%s?_perPage=5&apikey=s3cret%s&_cursor=%s", path, list, cursor.Encode(id)), nil)
 				require.NoError(t, g.ServeHTTP(w, r, next))
 				require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // TestSubrequestLimit checks that max_subrequests bounds the backend calls
@@ -57,8 +57,8 @@ func TestClientInputLimits(t *testing.T) {
 	}{
 		{"query too long on a cursor endpoint", "/calls?x=" + strings.Repeat("a", 6<<10), "the query is longer than 6144 bytes"},
 		{"query too long on a filter endpoint", "/tickets?x=" + strings.Repeat("a", 6<<10), "the query is longer than 6144 bytes"},
-		{"cursor too long", "/calls?_cursor=" + strings.Repeat("A", translate.MaxCursorLength+4), fmt.Sprintf("longer than %d bytes", translate.MaxCursorLength)},
-		{"cursor id too long", "/calls?_cursor=" + cursorFor(strings.Repeat("9", translate.MaxIDLength+1)), "longer than 512 bytes"},
+		{"cursor too long", "/calls?_cursor=" + strings.Repeat("A", cursor.MaxLength+4), fmt.Sprintf("longer than %d bytes", cursor.MaxLength)},
+		{"cursor id too long", "/calls?_cursor=" + cursorFor(strings.Repeat("9", cursor.MaxIDLength+1)), "longer than 512 bytes"},
 		{"perPage above max_per_page", "/calls?_perPage=101", "from 1 to 100"},
 		{"perPage huge", "/calls?_perPage=" + strings.Repeat("9", 40), "from 1 to 100"},
 		{"page huge", "/calls?_page=" + strings.Repeat("9", 40), "_page must be"},

@@ -15,9 +15,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // TestWarningsCarryNoCredentialsOrBodies checks the warning logged for an
@@ -89,7 +89,7 @@ func TestOneDebugLinePerCursorRequest(t *testing.T) {
 		return nil
 	})
 	id := strconv.FormatInt(b.IDs("calls")[1], 10) // inside the first probe of a cold index
-	r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=4&apikey=s3cret&_cursor="+translate.EncodeCursor(id), nil)
+	r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=4&apikey=s3cret&_cursor="+cursor.Encode(id), nil)
 	w := httptest.NewRecorder()
 	require.NoError(t, g.ServeHTTP(w, r, next))
 	require.Equal(t, http.StatusOK, w.Code)
@@ -119,10 +119,10 @@ func TestWarningForRelocations(t *testing.T) {
 		return nil
 	})
 	ids := b.IDs("calls")
-	cursor := strconv.FormatInt(ids[199], 10)
+	after := strconv.FormatInt(ids[199], 10)
 	page := func() {
 		w := httptest.NewRecorder()
-		r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=10&apikey=s3cret&_cursor="+translate.EncodeCursor(cursor), nil)
+		r := httptest.NewRequest(http.MethodGet, "/calls?_perPage=10&apikey=s3cret&_cursor="+cursor.Encode(after), nil)
 		require.NoError(t, g.ServeHTTP(w, r, next))
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	}
@@ -138,7 +138,7 @@ func TestWarningForRelocations(t *testing.T) {
 	w := warnings[0]
 	assert.Equal(t, zapcore.WarnLevel, w.Level)
 	assert.Equal(t, "/calls", w.ContextMap()["endpoint"])
-	assert.Equal(t, cursor, w.ContextMap()["cursor_id"])
+	assert.Equal(t, after, w.ContextMap()["cursor_id"])
 	relocations, ok := w.ContextMap()["relocations"].(int64)
 	require.True(t, ok)
 	assert.Positive(t, relocations)
@@ -172,9 +172,9 @@ func TestOneDebugLinePerOwnedRequest(t *testing.T) {
 	}{
 		{"cursor refused for its query", "/calls?_perPage=0&apikey=s3cret", backend, 400, "cursor page",
 			map[string]any{"outcome": outcomeClientError, "subrequests": int64(0), "records": int64(0)}},
-		{"cursor id not a number", "/calls?_cursor=" + translate.EncodeCursor("abc"), backend, 400, "cursor page",
+		{"cursor id not a number", "/calls?_cursor=" + cursor.Encode("abc"), backend, 400, "cursor page",
 			map[string]any{"outcome": outcomeClientError, "cursor_id": "abc", "subrequests": int64(0)}},
-		{"long cursor id is cut", "/calls?_cursor=" + translate.EncodeCursor(long), backend, 200, "cursor page",
+		{"long cursor id is cut", "/calls?_cursor=" + cursor.Encode(long), backend, 200, "cursor page",
 			map[string]any{"outcome": outcomeOK, "cursor_id": long[:128] + "…"}},
 		{"unusable backend answer", "/calls?_perPage=3&apikey=s3cret", broken, 502, "cursor page",
 			map[string]any{"outcome": outcomeUnusable, "subrequests": int64(1), "records": int64(0), "per_page": int64(3)}},

@@ -9,14 +9,14 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/openapi"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // openAPIConfig is what the OpenAPI document needs of the gateway; the
 // defaults must have been set.
 func (g *Gateway) openAPIConfig() openapi.Config {
-	order, _ := translate.ParseOrder(g.IDOrder)
+	order, _ := cursor.ParseOrder(g.IDOrder)
 	sort, _ := url.ParseQuery(g.BackendSort)
 	return openapi.Config{
 		BasePath:        g.BasePath,

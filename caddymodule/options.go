@@ -17,6 +17,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -195,7 +196,7 @@ func (g *Gateway) Validate() error {
 	if err := checkEnvelopeMembers(g.DropEnvelopeMembers, g.RecordsPath); err != nil {
 		return err
 	}
-	if _, err := translate.ParseOrder(g.IDOrder); err != nil {
+	if _, err := cursor.ParseOrder(g.IDOrder); err != nil {
 		return fmt.Errorf("id_order: %v", err)
 	}
 	if g.IDField == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
@@ -122,10 +123,10 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
 	if q.cursor != "" {
-		req.After, err = translate.DecodeCursor(q.cursor)
+		req.After, err = cursor.Decode(q.cursor)
 		if err == nil {
 			if bad := g.order.Check(req.After); bad != nil {
-				err = &translate.CursorError{Reason: bad.Error()}
+				err = &cursor.Error{Reason: bad.Error()}
 			}
 		}
 		if err != nil {
@@ -167,12 +168,12 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	if pg.Stored != nil {
 		ep.m.readahead.Inc()
 	}
-	var cursor string
+	var nextCursor string
 	if pg.More {
-		cursor = translate.EncodeCursor(pg.IDs[len(pg.IDs)-1])
+		nextCursor = cursor.Encode(pg.IDs[len(pg.IDs)-1])
 	}
 	h := w.Header()
-	g.pageHeaders(h, r, a.backendHeader(), q, cursor)
+	g.pageHeaders(h, r, a.backendHeader(), q, nextCursor)
 	// Most pages are a run of one bare-array answer's records, written
 	// from the answer's own bytes; others are composed in a buffer.
 	out, buf := a.page(pg.Records)

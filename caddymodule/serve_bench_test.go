@@ -12,8 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // BenchmarkServeCursorPage serves one cursor page through the handler, the
@@ -35,7 +35,7 @@ func BenchmarkServeCursorPage(b *testing.B) {
 	ids := be.IDs("calls")
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("perPage=%d", n), func(b *testing.B) {
-			target := "/calls?_perPage=" + strconv.Itoa(n) + "&_cursor=" + translate.EncodeCursor(strconv.FormatInt(ids[5000], 10))
+			target := "/calls?_perPage=" + strconv.Itoa(n) + "&_cursor=" + cursor.Encode(strconv.FormatInt(ids[5000], 10))
 			// Warm the index so the figure is a steady state.
 			if err := g.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil), next); err != nil {
 				b.Fatal(err)

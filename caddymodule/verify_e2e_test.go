@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // TestVerifyCommandAgainstTheGateway runs `caddy helpdesk verify` against
@@ -138,7 +138,7 @@ func TestVerifyCommandFailsOnABrokenGateway(t *testing.T) {
 				q := r.URL.Query()
 				after := 0
 				if c := q.Get("_cursor"); c != "" {
-					id, err := translate.DecodeCursor(c)
+					id, err := cursor.Decode(c)
 					require.NoError(t, err)
 					after, _ = strconv.Atoi(id)
 				} else if p, _ := strconv.Atoi(q.Get("_page")); p > 1 {
@@ -152,7 +152,7 @@ func TestVerifyCommandFailsOnABrokenGateway(t *testing.T) {
 					ids = tc.fault(ids)
 				}
 				if after+10 < 45 {
-					w.Header().Set("next_page_cursor", translate.EncodeCursor(strconv.Itoa(ids[len(ids)-1])))
+					w.Header().Set("next_page_cursor", cursor.Encode(strconv.Itoa(ids[len(ids)-1])))
 				}
 				recs := make([]map[string]int, len(ids))
 				for i, id := range ids {
@@ -223,7 +223,7 @@ func TestVerifyBackendFindsLostRecords(t *testing.T) {
 // leaves its own.
 func TestVerifyBackendKeysetWalk(t *testing.T) {
 	all := denseIDs(800)
-	b := newKeysetBackend("id_gt={id}", translate.Numeric, all)
+	b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 	b.mode = "text"
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)

@@ -5,10 +5,8 @@
 //
 // It lies apart from package translate so that the engine, which only asks
 // ids to be checked and compared, can be read without the codec's fast
-// path, and the codec fuzzed without the engine. Package translate keeps
-// its old names for all of it (translate.EncodeCursor, translate.Order, and
-// the rest), so its callers need not import this package. It holds no
-// state, and imports no package of the gateway's but internal/jsonstr.
+// path, and the codec fuzzed without the engine. It holds no state, and
+// imports no package of the gateway's but internal/jsonstr.
 package cursor
 
 import (

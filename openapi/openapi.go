@@ -18,8 +18,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // Version is the OpenAPI version of the documents Generate writes.
@@ -33,7 +33,7 @@ type Config struct {
 	FilterEndpoints []string // paths whose _filters are validated, without BasePath
 	IDField         string   // gjson path of a record's id
 	RecordsPath     string   // gjson path of the records array, "" when the body is the array
-	IDOrder         translate.Order
+	IDOrder         cursor.Order
 	BackendSort     url.Values // the parameters that sort a backend list by id
 	DefaultPerPage  int
 	MaxPerPage      int
@@ -205,14 +205,14 @@ var cursorSchema = map[string]any{
 	"contentSchema":    cursorContent(map[string]any{"type": "string", "minLength": 1}, false),
 	"description": "Standard padded base64 of exactly `{\"id\":\"<id>\"}`, the id of the last record of the page. " +
 		"Send it as `_cursor` to get the next page.",
-	"examples": []string{translate.EncodeCursor("61")},
+	"examples": []string{cursor.Encode("61")},
 }
 
 // cursorParameterSchema is _cursor as the gateway accepts it.
 var cursorParameterSchema = map[string]any{
 	"type":             "string",
 	"minLength":        1,
-	"maxLength":        translate.MaxCursorLength,
+	"maxLength":        cursor.MaxLength,
 	"pattern":          `^[A-Za-z0-9+/_ -]+=*$`,
 	"contentEncoding":  "base64",
 	"contentMediaType": "application/json",
@@ -223,9 +223,9 @@ var cursorParameterSchema = map[string]any{
 	"description": "Base64 of a JSON object whose `id` is the last id you already have: the value of `next_page_cursor`, " +
 		"or one built by hand, e.g. base64 of `{\"id\":\"12345\"}` (the id need not exist). " +
 		"Accepted: the standard and URL-safe alphabets, with or without `=` padding, a `+` a query decoder turned into a space, " +
-		fmt.Sprintf("a JSON number id, and other members (ignored). The id is at most %d bytes; ", translate.MaxIDLength) +
+		fmt.Sprintf("a JSON number id, and other members (ignored). The id is at most %d bytes; ", cursor.MaxIDLength) +
 		"on a numeric list it must be a whole number. Anything else gets 400.",
-	"examples": []string{translate.EncodeCursor("61")},
+	"examples": []string{cursor.Encode("61")},
 }
 
 // gjsonPlain matches a gjson path of plain member names, which a JSON
@@ -253,7 +253,7 @@ func atPath(path string, s map[string]any) map[string]any {
 func pageSchema(g Config) map[string]any {
 	id := map[string]any{"type": []string{"integer", "string"}, "pattern": `^-?[0-9]+$`}
 	order := "numeric ids, ascending by value"
-	if g.IDOrder == translate.Lexical {
+	if g.IDOrder == cursor.Lexical {
 		id = map[string]any{"type": []string{"string", "number"}, "minLength": 1}
 		order = "ids ascending byte by byte"
 	}

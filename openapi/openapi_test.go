@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/contract"
 	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // defaults is a handler as the gateway runs it with no option set.
@@ -27,7 +27,7 @@ func defaults() openapi.Config {
 		CursorEndpoints: []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"},
 		FilterEndpoints: []string{"/tickets"},
 		IDField:         "id",
-		IDOrder:         translate.Numeric,
+		IDOrder:         cursor.Numeric,
 		BackendSort:     url.Values{"_sortField": {"id"}, "_sortDir": {"ASC"}},
 		DefaultPerPage:  10,
 		MaxPerPage:      1000,
@@ -54,7 +54,7 @@ func TestDocumentIsValidOpenAPI(t *testing.T) {
 	full.BasePath = "/api/v3"
 	full.RecordsPath = "result.data"
 	full.IDField = "meta.id"
-	full.IDOrder = translate.Lexical
+	full.IDOrder = cursor.Lexical
 	full.BackendSort = url.Values{"sort": {"id"}, "order": {"asc"}}
 	full.LinkHeader = true
 	full.Filters = ticketfilter.FilterConfig{MaxFilters: 5, MaxLength: 100,

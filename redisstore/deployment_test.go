@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
@@ -25,8 +26,8 @@ func TestDeploymentsApart(t *testing.T) {
 	with := func(name string) func(*redisstore.Config) {
 		return func(c *redisstore.Config) { c.Deployment = []byte(name) }
 	}
-	engine := &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
-		Lists: translate.NewMemoryStore(translate.Numeric, 30*time.Second, 64<<20),
+	engine := &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: true,
+		Lists: translate.NewMemoryStore(cursor.Numeric, 30*time.Second, 64<<20),
 		Walks: newStore(t, srv, 30*time.Second, with("staging"))}
 	t.Cleanup(engine.WaitAhead)
 	walk(t, []*translate.Engine{engine}, l, list, 10, nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
@@ -64,7 +65,7 @@ func sharedEngines(b testing.TB, srv *redistest.Server, n int, secret []byte) []
 	engines := make([]*translate.Engine, n)
 	for i := range engines {
 		store, err := redisstore.New(redisstore.Config{
-			URL: srv.URL(), Secret: secret, TTL: ttl, Order: translate.Numeric,
+			URL: srv.URL(), Secret: secret, TTL: ttl, Order: cursor.Numeric,
 			// The fetcher keeps no envelope: a window is its ids, and
 			// what it is composed from anything but nil (which serves
 			// no page).
@@ -73,9 +74,9 @@ func sharedEngines(b testing.TB, srv *redistest.Server, n int, secret []byte) []
 		})
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = store.Close() })
-		engines[i] = &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000,
-			Index: translate.NewIndex(translate.Numeric, 100_000),
-			Lists: translate.NewMemoryStore(translate.Numeric, ttl, 64<<20), Walks: store}
+		engines[i] = &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000,
+			Index: translate.NewIndex(cursor.Numeric, 100_000),
+			Lists: translate.NewMemoryStore(cursor.Numeric, ttl, 64<<20), Walks: store}
 	}
 	return engines
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -73,7 +74,7 @@ type Config struct {
 	// answer is not kept. 0 means no bound but the TTL's.
 	MaxWindowBytes int64
 	// Order compares ids, as the engine's.
-	Order translate.Order
+	Order cursor.Order
 	// Encode returns what a window's pages are composed from beside its
 	// records (the answer's envelope and headers), as bytes, from the
 	// window's Source; false keeps no window of that answer.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
@@ -95,7 +96,7 @@ func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*
 func newStoreAt(t testing.TB, url string, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
 	t.Helper()
 	cfg := redisstore.Config{
-		URL: url, Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: translate.Numeric,
+		URL: url, Secret: []byte(secret), TTL: ttl, Timeout: time.Second, Order: cursor.Numeric,
 		Encode: func(any) ([]byte, bool) { return []byte(`{"env":1}`), true },
 		Decode: func(b []byte) any { return string(b) },
 	}
@@ -119,9 +120,9 @@ func instances(t *testing.T, srv *redistest.Server, n int, ttl time.Duration) []
 func instancesAt(t *testing.T, url string, n int, ttl time.Duration, mod func(*redisstore.Config)) []*translate.Engine {
 	engines := make([]*translate.Engine, n)
 	for i := range engines {
-		lists := translate.NewMemoryStore(translate.Numeric, ttl, 64<<20)
+		lists := translate.NewMemoryStore(cursor.Numeric, ttl, 64<<20)
 		engines[i] = &translate.Engine{
-			Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
+			Order: cursor.Numeric, MaxPageSize: 1000, Offsets: true,
 			Index: lists.Index(100_000), // its samples in the lists' objects, as a gateway's
 			Lists: lists,
 			Walks: newStoreAt(t, url, ttl, mod),
@@ -173,8 +174,8 @@ func TestWalkAcrossInstances(t *testing.T) {
 			l2 := newList(20_000, 3)
 			alone := make([]*translate.Engine, 3)
 			for i := range alone {
-				alone[i] = &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
-					Lists: translate.NewMemoryStore(translate.Numeric, 10*time.Second, 64<<20)}
+				alone[i] = &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: true,
+					Lists: translate.NewMemoryStore(cursor.Numeric, 10*time.Second, 64<<20)}
 			}
 			walk(t, alone, l2, "calls", size, nil)
 			calls2, _ := l2.counts()
@@ -203,8 +204,8 @@ func TestBackToBackWalksUnderChurn(t *testing.T) {
 			alone := func() []*translate.Engine {
 				es := make([]*translate.Engine, 3)
 				for i := range es {
-					es[i] = &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
-						Lists: translate.NewMemoryStore(translate.Numeric, 30*time.Second, 64<<20)}
+					es[i] = &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: true,
+						Lists: translate.NewMemoryStore(cursor.Numeric, 30*time.Second, 64<<20)}
 				}
 				return es
 			}
@@ -231,9 +232,9 @@ func TestBackToBackWalksUnderChurn(t *testing.T) {
 						}
 					}
 					ids := walkRound(t, tc.engines, l, fmt.Sprintf("tickets|%d", size), size, round, trust)
-					require.True(t, slices.IsSortedFunc(ids, translate.Numeric.Compare), "ascending, no repeat")
+					require.True(t, slices.IsSortedFunc(ids, cursor.Numeric.Compare), "ascending, no repeat")
 					for _, id := range before {
-						if _, ok := slices.BinarySearchFunc(ids, id, translate.Numeric.Compare); !ok {
+						if _, ok := slices.BinarySearchFunc(ids, id, cursor.Numeric.Compare); !ok {
 							lost++
 						}
 					}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -29,8 +30,8 @@ func BenchmarkSharedWalkPage(b *testing.B) {
 				l.pad = recordPad
 				engines := make([]*translate.Engine, 3)
 				for i := range engines {
-					engines[i] = &translate.Engine{Order: translate.Numeric, MaxPageSize: 1000, Offsets: true,
-						Lists: translate.NewMemoryStore(translate.Numeric, time.Minute, 64<<20)}
+					engines[i] = &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: true,
+						Lists: translate.NewMemoryStore(cursor.Numeric, time.Minute, 64<<20)}
 					if shared {
 						engines[i].Walks = newStore(b, srv, time.Minute, nil)
 					}

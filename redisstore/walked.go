@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -129,7 +130,7 @@ func (s *Store) walkedCall(ctx context.Context, client *redis.Client, keys []str
 // cutWhole reports whether p is a page cut whole from a view whose next
 // chain entry cutScript wrote already: most pages of a walk, which then
 // cost the store nothing more.
-func cutWhole(o translate.Order, p translate.Walked) bool {
+func cutWhole(o cursor.Order, p translate.Walked) bool {
 	r, ok := fromRef(p.From)
 	if !ok || !r.written || p.Window != nil {
 		return false
@@ -237,7 +238,7 @@ func putEntries(b *[]byte) {
 }
 
 // after returns the index in ids of the first id above last.
-func after(o translate.Order, ids []string, last string) int {
+func after(o cursor.Order, ids []string, last string) int {
 	return sort.Search(len(ids), func(i int) bool { return o.Compare(ids[i], last) > 0 })
 }
 

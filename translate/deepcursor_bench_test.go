@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // BenchmarkDeepCursor is the cost of one page after a cold cursor (a new
@@ -62,7 +64,7 @@ func reportCounts(b *testing.B, l deepFetcher, calls0, fetched0 int) {
 
 // naiveScan is what a client without cursors does: read pages of size
 // from the first until it holds size records after the cursor.
-func naiveScan(f Fetcher, order Order, after string, size int) []string {
+func naiveScan(f Fetcher, order cursor.Order, after string, size int) []string {
 	var out []string
 	for page := 1; ; page++ {
 		batch, err := f.Fetch(context.Background(), Window{Start: (page - 1) * size, Size: size})
@@ -85,15 +87,15 @@ type deepFetcher interface {
 	Fetcher
 	counts() (calls, fetched int)
 	id(i int) string
-	order() Order
+	order() cursor.Order
 }
 
 // numericDeep is memList with ids ascending by random gaps of 1 to 20, as
 // the reference backend makes them.
 type numericDeep struct{ *memList }
 
-func (l numericDeep) id(i int) string { return fmt.Sprint(l.ids[i]) }
-func (numericDeep) order() Order      { return Numeric }
+func (l numericDeep) id(i int) string   { return fmt.Sprint(l.ids[i]) }
+func (numericDeep) order() cursor.Order { return cursor.Numeric }
 
 // lexicalList is memList's twin for lexical ids: random strings of 6 to
 // 16 letters and digits, sorted byte-wise, which no interpolation can
@@ -120,8 +122,8 @@ func (l *lexicalList) counts() (int, int) {
 	return l.calls, l.fetched
 }
 
-func (l *lexicalList) id(i int) string { return l.ids[i] }
-func (*lexicalList) order() Order      { return Lexical }
+func (l *lexicalList) id(i int) string   { return l.ids[i] }
+func (*lexicalList) order() cursor.Order { return cursor.Lexical }
 
 var deepLists sync.Map // kind/n -> deepFetcher, made once per run
 

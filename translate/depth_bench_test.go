@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // BenchmarkCostByDepth reports what each page of a sequential walk of
@@ -50,7 +52,7 @@ func costByDepth(b *testing.B, mode string, n, size, buckets int) [10]float64 {
 		var e *Engine
 		switch mode {
 		case "gateway":
-			e = &Engine{Order: Numeric, MaxPageSize: 1000, Index: NewIndex(Numeric, 100_000)}
+			e = &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, 100_000)}
 		case "readahead":
 			e = readaheadEngine(false)
 		case "keyset":

@@ -1,18 +1,16 @@
 // Package translate holds the gateway's pure paging logic: the
 // keyset-over-offset engine that serves cursor pages from a backend that
 // only pages by offset (or, where it can filter by id, by keyset). What a
-// cursor id is, the _cursor codec and the id order, is package cursor's;
-// cursorid.go here gives it the names it had here (EncodeCursor, Order),
-// which the gateway's other packages use. What it keeps per list identity
-// (the learned page sizes and keyset trust, the position samples, the
-// walks it served and the read-ahead windows that serve their next pages
-// from memory) is kept in package liststore, under one bound in bytes
-// (liststore.go here names its types). run.go cuts pages from the span,
-// the one kind of answer: a backend call's or a read-ahead window's. Where
-// a cursor lies, guessed from ids read as numbers (the search's leaps in
-// search.go), is package estimate's: pure arithmetic on ids, with no state
-// of the engine. The ticket-filter grammar lives apart, in package
-// ticketfilter: it shares nothing with paging.
+// cursor id is, the _cursor codec and the id order, is package cursor's.
+// What it keeps per list identity (the learned page sizes and keyset trust,
+// the position samples, the walks it served and the read-ahead windows that
+// serve their next pages from memory) is kept in package liststore, under
+// one bound in bytes (liststore.go here names its types). run.go cuts pages
+// from the span, the one kind of answer: a backend call's or a read-ahead
+// window's. Where a cursor lies, guessed from ids read as numbers (the
+// search's leaps in search.go), is package estimate's: pure arithmetic on
+// ids, with no state of the engine. The ticket-filter grammar lives apart,
+// in package ticketfilter: it shares nothing with paging.
 //
 // It imports no Caddy code, so everything here can be tested and fuzzed
 // without a server, against an in-memory Fetcher.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // Fetcher makes one backend list call: the records at offsets
@@ -103,7 +105,7 @@ type Page struct {
 // pages only by offset. The zero value is not usable; set Order and
 // MaxPageSize at least.
 type Engine struct {
-	Order       Order
+	Order       cursor.Order
 	MaxPageSize int    // the largest page size the backend serves
 	MaxCalls    int    // backend calls allowed per page; 0 means 64
 	Index       *Index // shared position index; nil for none

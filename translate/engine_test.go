@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func newEngine(maxPage, indexSize int) *Engine {
-	return &Engine{Order: Numeric, MaxPageSize: maxPage, Index: NewIndex(Numeric, indexSize)}
+	return &Engine{Order: cursor.Numeric, MaxPageSize: maxPage, Index: NewIndex(cursor.Numeric, indexSize)}
 }
 
 // walk pages through the whole list by cursor and returns the ids served.
@@ -92,7 +93,7 @@ func TestPageLexicalIDs(t *testing.T) {
 		from := min(w.Start, len(ids))
 		return Batch{IDs: ids[from:min(from+w.Size, len(ids))]}, nil
 	})
-	e := &Engine{Order: Lexical, MaxPageSize: 100, Index: NewIndex(Lexical, 100)}
+	e := &Engine{Order: cursor.Lexical, MaxPageSize: 100, Index: NewIndex(cursor.Lexical, 100)}
 	for _, tc := range []struct{ after, first string }{
 		{"k0007", "k000e"}, {"k0008", "k000e"}, {"a", "k0000"}, {"k", "k0000"}, {"k00", "k0000"},
 	} {
@@ -116,25 +117,25 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		ids     []string
-		order   Order
+		order   cursor.Order
 		want    string
 		setting string
 	}{
-		{"out of order", []string{"1", "3", "2"}, Numeric, "ignores backend_sort", "backend_sort"},
-		{"descending", []string{"3", "2", "1"}, Numeric, "sorts ids descending", "backend_sort"},
-		{"numbers sorted as strings", []string{"1", "10", "9"}, Numeric, "set id_order lexical", "id_order"},
-		{"duplicate", []string{"1", "1"}, Numeric, "id_field must name", "id_field"},
-		{"not a number", []string{"1", "x"}, Numeric, "not a whole number", "id_order"},
-		{"empty id", []string{""}, Lexical, "empty", "id_field"},
+		{"out of order", []string{"1", "3", "2"}, cursor.Numeric, "ignores backend_sort", "backend_sort"},
+		{"descending", []string{"3", "2", "1"}, cursor.Numeric, "sorts ids descending", "backend_sort"},
+		{"numbers sorted as strings", []string{"1", "10", "9"}, cursor.Numeric, "set id_order lexical", "id_order"},
+		{"duplicate", []string{"1", "1"}, cursor.Numeric, "id_field must name", "id_field"},
+		{"not a number", []string{"1", "x"}, cursor.Numeric, "not a whole number", "id_order"},
+		{"empty id", []string{""}, cursor.Lexical, "empty", "id_field"},
 		// Each hint names a setting that would change the outcome, given
 		// the one configured.
-		{"numbers sorted as numbers, lexical set", []string{"8", "9", "10"}, Lexical, "sorts ids as numbers; set id_order numeric", "id_order"},
-		{"not UTF-8, lexical set", []string{"a", "b\xff"}, Lexical, "not valid UTF-8", "id_field"},
-		{"text out of order, lexical set", []string{"a", "c", "b"}, Lexical, "ignores backend_sort", "backend_sort"},
-		{"one number two ways", []string{"1", "01"}, Numeric, "same number written two ways; set id_order lexical", "id_order"},
-		{"same text twice, lexical set", []string{"a", "a"}, Lexical, "id_field must name", "id_field"},
-		{"too long, numeric set", []string{strings.Repeat("7", MaxIDLength+1)}, Numeric, "set id_field", "id_field"},
-		{"too many", []string{"1", "2", "3", "4", "5", "6"}, Numeric, "6 records for a page of 4", "backend_max_per_page"},
+		{"numbers sorted as numbers, lexical set", []string{"8", "9", "10"}, cursor.Lexical, "sorts ids as numbers; set id_order numeric", "id_order"},
+		{"not UTF-8, lexical set", []string{"a", "b\xff"}, cursor.Lexical, "not valid UTF-8", "id_field"},
+		{"text out of order, lexical set", []string{"a", "c", "b"}, cursor.Lexical, "ignores backend_sort", "backend_sort"},
+		{"one number two ways", []string{"1", "01"}, cursor.Numeric, "same number written two ways; set id_order lexical", "id_order"},
+		{"same text twice, lexical set", []string{"a", "a"}, cursor.Lexical, "id_field must name", "id_field"},
+		{"too long, numeric set", []string{strings.Repeat("7", cursor.MaxIDLength+1)}, cursor.Numeric, "set id_field", "id_field"},
+		{"too many", []string{"1", "2", "3", "4", "5", "6"}, cursor.Numeric, "6 records for a page of 4", "backend_max_per_page"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := FetcherFunc(func(context.Context, Window) (Batch, error) { return Batch{IDs: tc.ids}, nil })
@@ -144,10 +145,10 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 			require.ErrorAs(t, err, &be)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, tc.setting, be.Setting)
-			if tc.order == Lexical || tc.setting != "id_order" {
+			if tc.order == cursor.Lexical || tc.setting != "id_order" {
 				assert.NotContains(t, err.Error(), "set id_order lexical", "moot: the setting changes nothing")
 			}
-			if tc.order == Numeric || tc.setting != "id_order" {
+			if tc.order == cursor.Numeric || tc.setting != "id_order" {
 				assert.NotContains(t, err.Error(), "set id_order numeric")
 			}
 			assert.Zero(t, e.Index.Len(), "a bad answer must not reach the index")
@@ -158,7 +159,7 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 func TestPageCallLimit(t *testing.T) {
 	// Quadratic ids defeat the guesses, so a cold search takes many calls.
 	l := newMemList(skewedIDs(100000))
-	e := &Engine{Order: Numeric, MaxPageSize: 100, MaxCalls: 3}
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 100, MaxCalls: 3}
 	_, err := e.Page(context.Background(), l, Request{List: "l", After: "2500000000", Size: 10})
 	var ce *CallLimitError
 	require.ErrorAs(t, err, &ce)
@@ -423,7 +424,7 @@ func TestPageSizeTooSmallFailsCleanly(t *testing.T) {
 	// Every page size up to 3 divides offset 6, so no call can hold the
 	// records at offsets 5 and 6 together.
 	l := newMemList(evenIDs(100))
-	e := &Engine{Order: Numeric, MaxPageSize: 3}
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 3}
 	_, err := e.Page(context.Background(), l, Request{List: "l", Offset: 3, Size: 10})
 	require.ErrorIs(t, err, ErrPageSizeTooSmall)
 }

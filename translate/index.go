@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/estimate"
 )
 
@@ -31,7 +32,7 @@ import (
 // store's while it holds its own, and hands the store the bytes a change
 // cost after (liststore.Memory.Counted).
 type Index struct {
-	order Order
+	order cursor.Order
 	limit int // samples, and lists holding samples, held at most
 	store *MemoryStore
 
@@ -97,7 +98,7 @@ const nearScan = 256
 // Engine whose Lists is unset keeps its lists in that store too. A
 // gateway's endpoints take theirs from the store they share, with
 // MemoryStore.Index.
-func NewIndex(order Order, limit int) *Index {
+func NewIndex(order cursor.Order, limit int) *Index {
 	return NewMemoryStore(order, 0, defaultListMemory).Index(limit)
 }
 
@@ -202,7 +203,7 @@ type answerIDs struct {
 }
 
 // confirms reports whether the answer holds s's id at s's offset.
-func (a answerIDs) confirms(order Order, s sample) bool {
+func (a answerIDs) confirms(order cursor.Order, s sample) bool {
 	k := s.off - a.start
 	return k >= 0 && k < len(a.ids) && order.Compare(a.ids[k], s.id) == 0
 }
@@ -241,7 +242,7 @@ func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answe
 		x.lru.MoveToFront(p.elem)
 	}
 	if p.answers++; p.spread.Learning() || p.answers%16 == 0 {
-		p.spread.Learn(x.order == Lexical, a.ids)
+		p.spread.Learn(x.order == cursor.Lexical, a.ids)
 	}
 	switch {
 	case end >= 0:

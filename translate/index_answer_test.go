@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func TestLearnAnswerKeepsConfirmedSamples(t *testing.T) {
 		{"outside the answer's edges", sample{150, "1500"}, ids(40, 140), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := NewIndex(Numeric, 100)
+			x := NewIndex(cursor.Numeric, 100)
 			x.learn("l", []sample{tc.sample}, tc.sample.off+1, -1)
 			a := answerIDs{start: 40, ids: tc.answer}
 			x.learnAnswer("l", []sample{{40, tc.answer[0]}, {139, tc.answer[len(tc.answer)-1]}}, 140, -1, a)

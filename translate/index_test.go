@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,13 +25,13 @@ func TestIndexStaysBounded(t *testing.T) {
 		}
 		assert.LessOrEqual(t, e.Index.Len(), max(limit, 2), "limit %d", limit)
 	}
-	off := &Engine{Order: Numeric, MaxPageSize: 1000, Index: NewIndex(Numeric, -1)}
+	off := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, -1)}
 	walk(t, off, newMemList(evenIDs(500)), 10)
 	assert.Zero(t, off.Index.Len())
 }
 
 func TestIndexKeepsOrderAndDropsStaleSamples(t *testing.T) {
-	x := NewIndex(Numeric, 100)
+	x := NewIndex(cursor.Numeric, 100)
 	x.learn("l", []sample{{0, "10"}, {9, "100"}}, 10, -1)
 	x.learn("l", []sample{{20, "200"}, {29, "290"}}, 30, -1)
 	// The list shifted: 150 now sits where 200 was seen. Samples whose
@@ -38,7 +39,7 @@ func TestIndexKeepsOrderAndDropsStaleSamples(t *testing.T) {
 	x.learn("l", []sample{{20, "150"}, {25, "180"}}, 26, -1)
 	p := x.held("l")
 	for i := 1; i < len(p.samples); i++ {
-		assert.Less(t, Numeric.Compare(p.samples[i-1].id, p.samples[i].id), 0)
+		assert.Less(t, cursor.Numeric.Compare(p.samples[i-1].id, p.samples[i].id), 0)
 		assert.Less(t, p.samples[i-1].off, p.samples[i].off)
 	}
 	assert.NotContains(t, p.samples, sample{20, "200"})
@@ -106,7 +107,7 @@ func TestConcurrentWalkersShareOneIndex(t *testing.T) {
 // (they ended empty) count against the limit too: a client sending a new
 // query that selects nothing with every request must not grow the index.
 func TestIndexBoundsListsNotOnlySamples(t *testing.T) {
-	x := NewIndex(Numeric, 100)
+	x := NewIndex(cursor.Numeric, 100)
 	for i := range 10000 {
 		x.learn("/calls?q="+strconv.Itoa(i), nil, 0, 0)
 	}
@@ -116,7 +117,7 @@ func TestIndexBoundsListsNotOnlySamples(t *testing.T) {
 }
 
 func TestIndexForgetsTheLeastRecentlyUsedList(t *testing.T) {
-	x := NewIndex(Numeric, 4)
+	x := NewIndex(cursor.Numeric, 4)
 	x.learn("a", []sample{{0, "1"}, {9, "10"}}, 10, -1)
 	x.learn("b", []sample{{0, "1"}, {9, "10"}}, 10, -1)
 	x.lookup("a", "5") // a is now used more recently than b
@@ -130,7 +131,7 @@ func TestIndexForgetsTheLeastRecentlyUsedList(t *testing.T) {
 // BenchmarkIndexNewListWhenFull is a client sending a new query with every
 // request to a full index: each learn forgets the least recently used list.
 func BenchmarkIndexNewListWhenFull(b *testing.B) {
-	x := NewIndex(Numeric, 100000)
+	x := NewIndex(cursor.Numeric, 100000)
 	run := []sample{{0, "1"}, {10, "11"}}
 	for i := range 60000 {
 		x.learn("/calls?q="+strconv.Itoa(i), run, 11, -1)
@@ -188,7 +189,7 @@ func TestIndexStats(t *testing.T) {
 		{"off", -1, func(x *Index) { x.learn("a", []sample{{0, "1"}}, 1, -1) }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := NewIndex(Numeric, tc.limit)
+			x := NewIndex(cursor.Numeric, tc.limit)
 			tc.learn(x)
 			lists, samples := x.Stats()
 			wantLists, wantSamples := held(x)

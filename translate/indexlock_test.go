@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -70,8 +71,8 @@ func TestOneIndexLearningPerPage(t *testing.T) {
 		{"a cold cursor at the list's end", false, strconv.Itoa(10 * 5000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := NewIndex(Numeric, 100_000)
-			e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: x}
+			x := NewIndex(cursor.Numeric, 100_000)
+			e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: x}
 			if tc.walk {
 				_, err := e.Page(context.Background(), l, Request{List: "l", Size: 10})
 				require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -35,7 +36,7 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 	for i := range run {
 		run[i] = sample{off: i, id: fmt.Sprintf("%032d", i+1)}
 	}
-	s := trustedStore(Lexical, 0, memory)
+	s := trustedStore(cursor.Lexical, 0, memory)
 	x := s.Index(1 << 26)
 	name := func(i int) string { return fmt.Sprintf("/calls?q=%s&n=%d", pad, i) }
 	before := liveHeap()
@@ -74,7 +75,7 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 // pass the store's memory keeps half of them at a time, never its ends.
 func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 	const memory = 16 << 10
-	s := trustedStore(Numeric, 0, memory)
+	s := trustedStore(cursor.Numeric, 0, memory)
 	x := s.Index(1 << 26)
 	run := make([]sample, 2000)
 	for i := range run {
@@ -99,7 +100,7 @@ func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 func TestIndexKeysListsInFull(t *testing.T) {
 	pad := strings.Repeat("q", 8<<10)
 	a, b := "/calls?q="+pad+"a", "/calls?q="+pad+"b"
-	x := NewIndex(Numeric, 100)
+	x := NewIndex(cursor.Numeric, 100)
 	x.learn(a, []sample{{0, "10"}, {9, "100"}}, 10, -1)
 	x.learn(b, []sample{{0, "7"}}, 1, 1)
 
@@ -119,8 +120,8 @@ func TestIndexKeysListsInFull(t *testing.T) {
 // store still holds each list's one object, its samples and learned
 // sizes, and a second walk of a list finds every cursor in the index.
 func TestIndexKeptWithReadaheadOff(t *testing.T) {
-	s := trustedStore(Numeric, 0, 64<<20)
-	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: s.Index(100_000), Lists: s}
+	s := trustedStore(cursor.Numeric, 0, 64<<20)
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: s.Index(100_000), Lists: s}
 	l := newMemList(evenIDs(3000))
 	walk(t, e, l, 50)
 	st := s.Stats()
@@ -161,7 +162,7 @@ func TestPositionsBytes(t *testing.T) {
 		{"one long list", 1, 50_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := trustedStore(Numeric, 0, 1<<40)
+			s := trustedStore(cursor.Numeric, 0, 1<<40)
 			x := s.Index(1 << 26)
 			names := make([]string, tc.lists)
 			for i := range names {
@@ -199,7 +200,7 @@ func TestPositionsBytes(t *testing.T) {
 // counts is a list's own and its samples', exactly, and the index counts
 // the lists and samples the store holds.
 func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
-	s := trustedStore(Numeric, 0, 64<<10)
+	s := trustedStore(cursor.Numeric, 0, 64<<10)
 	x := s.Index(3000)
 	var wg sync.WaitGroup
 	for w := range 4 {

@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"sort"
 	"strings"
+
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
@@ -277,7 +279,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 // after 95: the backend compares numbers). Such an answer is checked
 // (keysetChecked): a walk's answers cross a length once.
 func (e *Engine) textMayDiffer(x string, ids []string) bool {
-	if e.Order != Numeric || plainNumber(x) && tenPower(x) {
+	if e.Order != cursor.Numeric || plainNumber(x) && tenPower(x) {
 		return false
 	}
 	d := len(x)

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // keysetEngine asks by keyset every cursor id made of digits only.
 func keysetEngine(readahead bool) *Engine {
-	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: NewIndex(Numeric, 100_000),
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, 100_000),
 		Keyset: func(id string) error {
 			if id == "" || len(id) > 18 {
 				return errors.New("not a short number")
@@ -23,10 +24,10 @@ func keysetEngine(readahead bool) *Engine {
 			return nil
 		}}
 	if readahead {
-		e.Lists = trustedStore(Numeric, 2*time.Second, 64<<20)
+		e.Lists = trustedStore(cursor.Numeric, 2*time.Second, 64<<20)
 		e.spawn = inline // reads ahead in the page that starts them: counts that do not hang on goroutines
 	} else {
-		e.Lists = trustedStore(Numeric, 0, 0)
+		e.Lists = trustedStore(cursor.Numeric, 0, 0)
 	}
 	return e
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -130,7 +131,7 @@ func TestPageDoesNotWaitOnAHungReadAhead(t *testing.T) {
 // TestTextMayDiffer: the answers above x where a backend comparing ids as
 // text could have left records out, and those that show it did not.
 func TestTextMayDiffer(t *testing.T) {
-	e := &Engine{Order: Numeric}
+	e := &Engine{Order: cursor.Numeric}
 	for _, tc := range []struct {
 		x    string
 		ids  []string
@@ -153,7 +154,7 @@ func TestTextMayDiffer(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, e.textMayDiffer(tc.x, tc.ids), "%s above %s", tc.ids, tc.x)
 	}
-	assert.False(t, (&Engine{Order: Lexical}).textMayDiffer("95", []string{"950"}), "lexical ids are text")
+	assert.False(t, (&Engine{Order: cursor.Lexical}).textMayDiffer("95", []string{"950"}), "lexical ids are text")
 }
 
 // TestKeysetTextMisreadEndsTheList: after 5990 a backend comparing ids as

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,8 +50,8 @@ func TestWindowsLentToACopier(t *testing.T) {
 			ids[i] = int64(3 * (i + 1))
 		}
 		l := &lendingList{memList: newMemList(ids)}
-		store := trustedStore(Numeric, time.Minute, 64<<20)
-		e := &Engine{Order: Numeric, MaxPageSize: 1000, Lists: store, spawn: inline}
+		store := trustedStore(cursor.Numeric, time.Minute, 64<<20)
+		e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Lists: store, spawn: inline}
 		c := &copier{MemoryStore: store}
 		if copies {
 			e.Walks = c

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -50,7 +51,7 @@ type ListStore interface {
 // liststore.Memory's.
 type MemoryStore struct {
 	memory
-	order Order
+	order cursor.Order
 }
 
 // memory is the store MemoryStore is, named so that its field stays
@@ -70,10 +71,10 @@ var _ ListStore = (*MemoryStore)(nil)
 // ttl and whose lists hold at most memory bytes in all. A ttl of 0 or
 // less keeps no window and no chain: read-ahead is off, and the store
 // holds the lists' learned state only.
-func NewMemoryStore(order Order, ttl time.Duration, memory int64) *MemoryStore {
-	compare := compares[Numeric]
-	if order == Lexical {
-		compare = compares[Lexical]
+func NewMemoryStore(order cursor.Order, ttl time.Duration, memory int64) *MemoryStore {
+	compare := compares[cursor.Numeric]
+	if order == cursor.Lexical {
+		compare = compares[cursor.Lexical]
 	}
 	s := &MemoryStore{order: order}
 	s.Init(compare, ttl, memory, listOwner{})
@@ -82,7 +83,7 @@ func NewMemoryStore(order Order, ttl time.Duration, memory int64) *MemoryStore {
 
 // compares are the orders' Compare as the funcs a store keeps, made once
 // so that making a store costs no closure.
-var compares = [...]func(a, b string) int{Numeric: Numeric.Compare, Lexical: Lexical.Compare}
+var compares = [...]func(a, b string) int{cursor.Numeric: cursor.Numeric.Compare, cursor.Lexical: cursor.Lexical.Compare}
 
 func (s *MemoryStore) learned(name string) *listState {
 	return &s.Own(name, true, nil).learned

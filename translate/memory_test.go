@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,7 @@ func listStateBytes(t *testing.T, n int) {
 	for i := range names {
 		names[i] = fmt.Sprintf("/calls?list=%08d", i)
 	}
-	s := trustedStore(Numeric, time.Hour, 1<<40)
+	s := trustedStore(cursor.Numeric, time.Hour, 1<<40)
 	before := liveHeap()
 	for _, name := range names {
 		s.learned(name)
@@ -77,8 +78,8 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 		slack   = 256 << 10 // the test's own
 	)
 	l := newMemList(evenIDs(2000)).withRecords()
-	s := trustedStore(Numeric, time.Hour, memory)
-	e := &Engine{Order: Numeric, MaxPageSize: 1000, Index: s.Index(1000), Lists: s}
+	s := trustedStore(cursor.Numeric, time.Hour, memory)
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: s.Index(1000), Lists: s}
 	query := strings.Repeat("q", 7<<10)
 	before := liveHeap()
 	for c := range callers {
@@ -102,7 +103,7 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 // TestPurgeEvery: expired windows and chain entries are dropped by the
 // timer, with no traffic, and the timer stops.
 func TestPurgeEvery(t *testing.T) {
-	s := trustedStore(Numeric, 20*time.Millisecond, 1<<20)
+	s := trustedStore(cursor.Numeric, 20*time.Millisecond, 1<<20)
 	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: []string{"10", "20", "30"}, Floor: "10", Start: -1}}, time.Now())
 	require.Equal(t, 1, s.Stats().Windows)
 	stop := s.PurgeEvery(5 * time.Millisecond)

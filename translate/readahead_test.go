@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,8 +30,8 @@ func (c *fakeClock) engine(e *Engine) *Engine { e.clock, e.spawn = c.now, inline
 // Its reads ahead of the walker run in the page that starts them, so
 // that what a walk costs does not hang on goroutines' timing.
 func readaheadEngine(offsets bool) *Engine {
-	return &Engine{Order: Numeric, MaxPageSize: 1000, Offsets: offsets,
-		Index: NewIndex(Numeric, 100_000), Lists: trustedStore(Numeric, 2*time.Second, 64<<20),
+	return &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: offsets,
+		Index: NewIndex(cursor.Numeric, 100_000), Lists: trustedStore(cursor.Numeric, 2*time.Second, 64<<20),
 		spawn: inline}
 }
 
@@ -123,7 +124,7 @@ func TestReadaheadTargets(t *testing.T) {
 			l2 := newMemList(evenIDs(n))
 			l2.offsets = tc.offsets
 			off := readaheadEngine(tc.offsets)
-			off.Lists = trustedStore(Numeric, 0, 64<<20)
+			off.Lists = trustedStore(cursor.Numeric, 0, 64<<20)
 			_, c2 := costlyWalk(t, off, l2, tc.size)
 			assert.Equal(t, c2.pages, c2.calls, "readahead_ttl 0: one call a page")
 		})
@@ -319,11 +320,11 @@ func TestMemoryStoreBounds(t *testing.T) {
 		}
 		return storedWindow(span{IDs: ids, Floor: ids[0], Start: first, Ended: true}, int64(n))
 	}
-	probe := trustedStore(Numeric, time.Second, 1<<20)
+	probe := trustedStore(cursor.Numeric, time.Second, 1<<20)
 	keepFor(probe, "a", "100", window(100, 40), now)
 	one := probe.Stats().Bytes // a list, a chain entry and a window
 
-	s := trustedStore(Numeric, time.Second, 2*one+one/2)
+	s := trustedStore(cursor.Numeric, time.Second, 2*one+one/2)
 	var drops []bool
 	s.OnDrop = func(expired bool) { drops = append(drops, expired) }
 	keepFor(s, "a", "100", window(100, 40), now)
@@ -339,7 +340,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 	keepFor(s, "d", "100", window(100, int(3*one)), now)
 	assert.Nil(t, cutPage(s, "d", "100", 5, now), "larger than the bound: not kept")
 
-	big := trustedStore(Numeric, time.Second, 1<<20)
+	big := trustedStore(cursor.Numeric, time.Second, 1<<20)
 	for i := range 10 {
 		keepFor(big, "e", strconv.Itoa(1000*(i+1)), window(1000*(i+1), 10), now)
 	}
@@ -362,7 +363,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 func TestMemoryStoreWalkRule(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ids := []string{"10", "20", "30", "40", "50", "60"}
-	s := trustedStore(Numeric, time.Second, 1<<20)
+	s := trustedStore(cursor.Numeric, time.Second, 1<<20)
 	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: ids, Floor: "10", Start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
@@ -404,7 +405,7 @@ func TestWindowCut(t *testing.T) {
 		{"past the list's end", false, true, "60", 2, []string{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := trustedStore(Numeric, time.Second, 1<<20)
+			s := trustedStore(cursor.Numeric, time.Second, 1<<20)
 			w := storedWindow(span{IDs: ids, FromStart: tc.fromStart, Ended: tc.ended, Start: -1}, 6)
 			if !tc.fromStart {
 				w.Floor = "10"
@@ -488,7 +489,7 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 // walk on, as an instance's do once it has seen walks stay on it
 // (liststore/stay.go): for tests of what windows serve. TestStayProof
 // tests the proof.
-func trustedStore(order Order, ttl time.Duration, memory int64) *MemoryStore {
+func trustedStore(order cursor.Order, ttl time.Duration, memory int64) *MemoryStore {
 	s := NewMemoryStore(order, ttl, memory)
 	s.TrustWalks()
 	return s

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -79,16 +80,16 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &releasingList{memList: newMemList(tc.ids)}
-			e := &Engine{Order: Numeric, MaxPageSize: tc.maxPage} // no index: every cursor is cold
+			e := &Engine{Order: cursor.Numeric, MaxPageSize: tc.maxPage} // no index: every cursor is cold
 			req := Request{List: "l", Size: tc.size}
-			var cursor int64
+			var cursorID int64
 			if tc.at >= 0 {
-				cursor = tc.ids[int(tc.at*float64(len(tc.ids)))]
-				req.After = strconv.FormatInt(cursor, 10)
+				cursorID = tc.ids[int(tc.at*float64(len(tc.ids)))]
+				req.After = strconv.FormatInt(cursorID, 10)
 			}
 			pg, err := e.Page(context.Background(), l, req)
 			require.NoError(t, err)
-			want, more := after(tc.ids, cursor, tc.size)
+			want, more := after(tc.ids, cursorID, tc.size)
 			require.Equal(t, want, parseIDs(pg.IDs), "the page, read after the released answers were scribbled over")
 			assert.Equal(t, more, pg.More)
 			require.Equal(t, pg.Calls, len(l.bufs))
@@ -121,8 +122,8 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 
 			// With an index, what it learned is ids of the list: none was
 			// read from an answer after it had been scribbled over.
-			x := NewIndex(Numeric, 1<<20)
-			withIndex := &Engine{Order: Numeric, MaxPageSize: tc.maxPage, Index: x}
+			x := NewIndex(cursor.Numeric, 1<<20)
+			withIndex := &Engine{Order: cursor.Numeric, MaxPageSize: tc.maxPage, Index: x}
 			_, err = withIndex.Page(context.Background(), &releasingList{memList: newMemList(tc.ids)}, req)
 			require.NoError(t, err)
 			known := make(map[string]bool, len(tc.ids))
@@ -143,7 +144,7 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 // answers is served as before.
 func TestEngineWithoutReleaser(t *testing.T) {
 	ids := evenIDs(100000)
-	e := &Engine{Order: Numeric, MaxPageSize: 1000}
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000}
 	pg, err := e.Page(context.Background(), newMemList(ids), Request{List: "l", After: "500000", Size: 10})
 	require.NoError(t, err)
 	want, _ := after(ids, 500000, 10)

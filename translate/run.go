@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -98,12 +99,12 @@ func (e *Engine) check(b Batch, w Window) error {
 			// Only a numeric id that is not a whole number would pass under
 			// the other id_order; an empty, overlong or (lexical) not UTF-8
 			// id fails under both, and only id_field can change that.
-			if e.Order == Numeric && id != "" && len(id) <= MaxIDLength {
+			if e.Order == cursor.Numeric && id != "" && len(id) <= cursor.MaxIDLength {
 				return &BackendError{Window: w, Setting: "id_order", Reason: fmt.Sprintf(
 					"record %d: %v; set id_order lexical if the backend's ids are not whole numbers, or id_field if it names the wrong field", i, err)}
 			}
 			return &BackendError{Window: w, Setting: "id_field", Reason: fmt.Sprintf(
-				"record %d: %v; ids must be non-empty UTF-8 text of at most %d bytes under either id_order; set id_field if it names the wrong field", i, err, MaxIDLength)}
+				"record %d: %v; ids must be non-empty UTF-8 text of at most %d bytes under either id_order; set id_field if it names the wrong field", i, err, cursor.MaxIDLength)}
 		}
 		if i > 0 && e.Order.Compare(b.IDs[i-1], id) >= 0 {
 			return e.orderError(b.IDs, i, w)
@@ -122,16 +123,16 @@ func (e *Engine) orderError(ids []string, i int, w Window) error {
 		descending = descending && e.Order.Compare(ids[k-1], ids[k]) > 0
 	}
 	switch {
-	case e.Order == Numeric && a != b && e.Order.Compare(a, b) == 0:
+	case e.Order == cursor.Numeric && a != b && e.Order.Compare(a, b) == 0:
 		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
 			" are the same number written two ways; set id_order lexical if the backend's ids are text, or id_field if it names the wrong field"}
 	case e.Order.Compare(a, b) == 0:
 		return &BackendError{Window: w, Setting: "id_field", Reason: pair +
 			" are the same id; id_field must name a field unique to each record"}
-	case e.Order == Numeric && sortedAs(Lexical, ids):
+	case e.Order == cursor.Numeric && sortedAs(cursor.Lexical, ids):
 		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
 			": the backend sorts ids as strings; set id_order lexical"}
-	case e.Order == Lexical && allWholeNumbers(ids) && sortedAs(Numeric, ids):
+	case e.Order == cursor.Lexical && allWholeNumbers(ids) && sortedAs(cursor.Numeric, ids):
 		return &BackendError{Window: w, Setting: "id_order", Reason: pair +
 			": the backend sorts ids as numbers; set id_order numeric"}
 	case descending:
@@ -143,9 +144,20 @@ func (e *Engine) orderError(ids []string, i int, w Window) error {
 }
 
 // sortedAs reports whether ids ascend strictly under o.
-func sortedAs(o Order, ids []string) bool {
+func sortedAs(o cursor.Order, ids []string) bool {
 	for k := 1; k < len(ids); k++ {
 		if o.Compare(ids[k-1], ids[k]) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// allWholeNumbers reports whether every id would pass Numeric's Check:
+// only then does a numeric order mean something for them.
+func allWholeNumbers(ids []string) bool {
+	for _, id := range ids {
+		if cursor.Numeric.Check(id) != nil {
 			return false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +49,7 @@ func (l *sharedList) counts() (calls, fetched int) {
 // scaleData is one kind of id list for the scale-out tests.
 type scaleData struct {
 	name  string
-	order Order
+	order cursor.Order
 	ids   []string
 }
 
@@ -67,7 +68,7 @@ func scaleLists(n int) []scaleData {
 			id += max(1, gap(i))
 			ids[i] = strconv.FormatInt(id, 10)
 		}
-		return scaleData{name, Numeric, ids}
+		return scaleData{name, cursor.Numeric, ids}
 	}
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 	seen := make(map[string]bool, n)
@@ -125,10 +126,10 @@ func scaleLists(n int) []scaleData {
 		numeric("geometric", func(i int) int64 { // gaps from 1 to 120, growing by 0.03% a record
 			return geometricID(i+1) - geometricID(i)
 		}),
-		{"lexical random", Lexical, random},
-		{"lexical prefixed", Lexical, prefixed},
-		{"lexical uuid", Lexical, uuids},
-		{"lexical ulid", Lexical, ulids},
+		{"lexical random", cursor.Lexical, random},
+		{"lexical prefixed", cursor.Lexical, prefixed},
+		{"lexical uuid", cursor.Lexical, uuids},
+		{"lexical ulid", cursor.Lexical, ulids},
 	}
 }
 
@@ -153,7 +154,7 @@ type balancer struct {
 	next    int
 }
 
-func newBalancer(order Order, instances int, sticky bool) *balancer {
+func newBalancer(order cursor.Order, instances int, sticky bool) *balancer {
 	b := &balancer{sticky: sticky}
 	for range instances {
 		b.engines = append(b.engines, &Engine{Order: order, MaxPageSize: 1000, Index: NewIndex(order, 100_000)})
@@ -216,7 +217,7 @@ func TestRoundRobinFirstWalk(t *testing.T) {
 				c := balancedWalk(t, newBalancer(data.order, instances, false), l, size)
 				t.Logf("%d pages: %.3f calls/page, %.3f fetched/served", c.pages, c.callsPerPage(), c.fetchedPerServed())
 				maxCalls := 1.10
-				if data.order == Lexical {
+				if data.order == cursor.Lexical {
 					maxCalls = 1.25
 				}
 				maxFetched := 2.5
@@ -238,7 +239,7 @@ func TestColdInstancesStayCheap(t *testing.T) {
 	for _, data := range scaleLists(n) {
 		for _, size := range []int{10, 100} {
 			t.Run(fmt.Sprintf("%s/perPage=%d", data.name, size), func(t *testing.T) {
-				maxCalls := map[Order]float64{Numeric: 1.10, Lexical: 1.25}[data.order]
+				maxCalls := map[cursor.Order]float64{cursor.Numeric: 1.10, cursor.Lexical: 1.25}[data.order]
 				l := &sharedList{ids: data.ids}
 				for _, instances := range []int{2, 5} {
 					c := balancedWalk(t, newBalancer(data.order, instances, false), l, size)
@@ -268,7 +269,7 @@ func BenchmarkScaleOut(b *testing.B) {
 	const n = 20_000
 	lists := scaleLists(n)
 	for _, data := range []scaleData{lists[1], lists[4]} {
-		kind := map[Order]string{Numeric: "numeric", Lexical: "lexical"}[data.order]
+		kind := map[cursor.Order]string{cursor.Numeric: "numeric", cursor.Lexical: "lexical"}[data.order]
 		for _, policy := range []string{"round_robin", "sticky"} {
 			for _, instances := range []int{1, 2, 3, 5} {
 				if policy == "sticky" && instances == 1 {

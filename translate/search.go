@@ -2,8 +2,10 @@ package translate
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/estimate"
 )
 
@@ -16,7 +18,7 @@ import (
 // (-1: unknown). Bounds come from the index and from fresh answers; when a
 // fresh answer contradicts a bound, the bound was stale and is replaced.
 type search struct {
-	order  Order
+	order  cursor.Order
 	cursor string
 
 	lo, hi     int
@@ -45,7 +47,7 @@ type search struct {
 
 // init sets s up to search for the boundary after cursor, starting from
 // what the index hinted.
-func (s *search) init(order Order, cursor string, h *hint) {
+func (s *search) init(order cursor.Order, cursor string, h *hint) {
 	*s = search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
 	if h.hasLo {
 		s.lo, s.loID = h.lo.off, h.lo.id
@@ -142,6 +144,16 @@ func (s *search) interpolate(lo, hi int) (int, bool) {
 	return lo + 1 + int(frac*float64(hi-lo-1)), true
 }
 
+// numericValue maps a numeric id onto a float for interpolation. Precision
+// loss on huge ids only makes a guess less sharp, never a result wrong.
+func numericValue(o cursor.Order, id string) (float64, bool) {
+	if o != cursor.Numeric {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(id, 64)
+	return f, err == nil
+}
+
 // maxLeap bounds the offset an extrapolated leap may probe: past it a
 // guess says more about an odd cursor id than about the list, and a
 // backend should not be asked for absurd offsets.
@@ -163,7 +175,7 @@ func (s *search) leap() (first, last int, ok bool) {
 	for _, n := range s.nearSamples() {
 		ids = append(ids, n.id)
 	}
-	r := s.spread.Reading(s.order == Lexical, ids...)
+	r := s.spread.Reading(s.order == cursor.Lexical, ids...)
 	b, ok1 := r.Value(s.baseID)
 	l, ok2 := r.Value(s.loID)
 	x, ok3 := r.Value(s.cursor)
@@ -273,7 +285,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
 		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
-	s.spread.Learn(s.order == Lexical, ids)
+	s.spread.Learn(s.order == cursor.Lexical, ids)
 	switch {
 	case len(ids) == 0 && s.extrapolated:
 		// A leap past the end bounds the list only loosely, and a loose

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -24,7 +25,7 @@ func instances(dialect string, clock *fakeClock, n int, trusted bool) []*Engine 
 	es := make([]*Engine, n)
 	for i := range es {
 		e := ruleEngine(dialect, clock)
-		s := NewMemoryStore(Numeric, 2*time.Second, 64<<20)
+		s := NewMemoryStore(cursor.Numeric, 2*time.Second, 64<<20)
 		if trusted {
 			s.TrustWalks()
 		}

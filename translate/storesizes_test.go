@@ -3,6 +3,8 @@ package translate
 import (
 	"context"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // What the store (package liststore) counts for a list's object, its
@@ -12,7 +14,7 @@ import (
 var listBytes, chainBytes = storeSizes()
 
 func storeSizes() (list, chain int64) {
-	s := trustedStore(Numeric, time.Hour, 1<<40)
+	s := trustedStore(cursor.Numeric, time.Hour, 1<<40)
 	s.learned("l")
 	list = s.Stats().Bytes - int64(len("l"))
 	now := time.Unix(1_800_000_000, 0)

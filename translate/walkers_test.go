@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -85,7 +86,7 @@ func TestRandomJumpsCostNoMore(t *testing.T) {
 				l := newMemList(evenIDs(20_000))
 				l.offsets = dialect == "offsets"
 				e := ruleEngine(dialect, clock)
-				e.Lists = trustedStore(Numeric, ttl, 64<<20)
+				e.Lists = trustedStore(cursor.Numeric, ttl, 64<<20)
 				r := rand.New(rand.NewPCG(11, 12))
 				for range 2000 {
 					after := strconv.Itoa(5 + 10*r.IntN(19_000)) // between two records
@@ -116,7 +117,7 @@ func TestWalkBacksOffWhenThrashing(t *testing.T) {
 			l := newMemList(evenIDs(20_000))
 			l.offsets = dialect == "offsets"
 			e := ruleEngine(dialect, clock)
-			e.Lists = trustedStore(Numeric, 2*time.Second, 12<<10)
+			e.Lists = trustedStore(cursor.Numeric, 2*time.Second, 12<<10)
 			cursors := []string{"", ""}
 			served := 0
 			_, fetched0 := l.counts()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -145,7 +146,7 @@ func (v *verifier) walkBackend(ctx context.Context, name string) *backendWalk {
 		for _, id := range ids {
 			if prev != "" {
 				bw.orderOK = bw.orderOK && order.Check(id) == nil && order.Compare(prev, id) < 0
-				bw.lexical = bw.lexical && translate.Lexical.Compare(prev, id) < 0
+				bw.lexical = bw.lexical && cursor.Lexical.Compare(prev, id) < 0
 			}
 			prev = id
 			if _, seen := w.page[id]; !seen {

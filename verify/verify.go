@@ -16,9 +16,9 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // Config says what a verify run walks and how.
@@ -29,7 +29,7 @@ type Config struct {
 	Header      http.Header // sent with every request, e.g. the client's API key
 	IDField     string      // gjson path of a record's id
 	RecordsPath string      // gjson path of the records array; "" when the body is the array
-	Order       translate.Order
+	Order       cursor.Order
 	MaxPages    int           // bound of each walk
 	Client      *http.Client  // must have a timeout
 	Progress    io.Writer     // progress lines; nil for none
@@ -275,11 +275,11 @@ func (v *verifier) cursorWalk(ctx context.Context) *walk {
 // or a next_page_cursor that cannot be followed.
 func (v *verifier) walkCursors(ctx context.Context, w *walk) {
 	order := v.cfg.Order
-	cursor, cursorID, prev := "", "", ""
+	sent, cursorID, prev := "", "", ""
 	for w.pages < v.cfg.MaxPages {
 		q := url.Values{"_perPage": {strconv.Itoa(v.cfg.PerPage)}}
-		if cursor != "" {
-			q.Set("_cursor", cursor)
+		if sent != "" {
+			q.Set("_cursor", sent)
 		}
 		ids, next, err := v.fetch(ctx, q)
 		if err != nil {
@@ -308,7 +308,7 @@ func (v *verifier) walkCursors(ctx context.Context, w *walk) {
 			w.complete = true
 			return
 		}
-		nextID, err := translate.DecodeCursor(next)
+		nextID, err := cursor.Decode(next)
 		if err == nil {
 			err = order.Check(nextID)
 		}
@@ -329,7 +329,7 @@ func (v *verifier) walkCursors(ctx context.Context, w *walk) {
 			v.problem("cursor", "page %d: next_page_cursor (id %q) does not move past the previous one (id %q); stopping", w.pages, nextID, cursorID)
 			return
 		}
-		cursor, cursorID = next, nextID
+		sent, cursorID = next, nextID
 	}
 	v.problem("incomplete", "the cursor walk did not end within --max-pages %d pages", v.cfg.MaxPages)
 }

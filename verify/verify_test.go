@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // fakeGateway serves a cursor endpoint from lists of ids, with faults a
@@ -55,7 +55,7 @@ func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		after := 0
 		if c := q.Get("_cursor"); c != "" {
-			id, err := translate.DecodeCursor(c)
+			id, err := cursor.Decode(c)
 			if err != nil {
 				jsonError(w, http.StatusBadRequest, err.Error())
 				return
@@ -74,7 +74,7 @@ func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.nextID != nil {
 			last = f.nextID(ids)
 		}
-		w.Header().Set("next_page_cursor", translate.EncodeCursor(last))
+		w.Header().Set("next_page_cursor", cursor.Encode(last))
 	}
 	records := make([]map[string]any, len(ids))
 	for i, id := range ids {
@@ -100,7 +100,7 @@ func without(ids []int, drop ...int) []int {
 func testVerifyConfig(url string) Config {
 	return Config{
 		BaseURL: url, Endpoint: "/calls", PerPage: 10, IDField: "id",
-		Order: translate.Numeric, MaxPages: 1000,
+		Order: cursor.Numeric, MaxPages: 1000,
 		Client: &http.Client{Timeout: 10 * time.Second},
 	}
 }
@@ -262,7 +262,7 @@ func TestVerifyRefusesABadConfig(t *testing.T) {
 func jsonError(w http.ResponseWriter, status int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(translate.AppendJSONMessage(nil, message))
+	_, _ = w.Write(cursor.AppendJSONMessage(nil, message))
 }
 
 // fakeBackend pages ids as a backend whose quirks are set: pages numbered

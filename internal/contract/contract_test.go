@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/contract"
 	"github.com/helpdesk-gateway/gateway/openapi"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // fake is a stand-in gateway that gives whatever answer the test sets.
@@ -64,7 +64,7 @@ func TestTransportFailsStrayAnswers(t *testing.T) {
 
 	json := map[string]string{"Content-Type": "application/json"}
 	page := `[{"id":1},{"id":2},{"id":3}]`
-	withCursor := map[string]string{"Content-Type": "application/json", "next_page_cursor": translate.EncodeCursor("3")}
+	withCursor := map[string]string{"Content-Type": "application/json", "next_page_cursor": cursor.Encode("3")}
 	filters := url.QueryEscape(`[["status","IN","open,pending"]]`)
 	badFilters := url.QueryEscape(`[["status","L","open"]]`)
 	for _, tc := range []struct {
@@ -74,7 +74,7 @@ func TestTransportFailsStrayAnswers(t *testing.T) {
 		stray  string // "" when the answer keeps to the document
 	}{
 		{"a page", "/calls?_perPage=3", fake{200, withCursor, page}, ""},
-		{"the last page", "/calls?_cursor=" + translate.EncodeCursor("3"), fake{200, json, `[{"id":"4"}]`}, ""},
+		{"the last page", "/calls?_cursor=" + cursor.Encode("3"), fake{200, json, `[{"id":"4"}]`}, ""},
 		{"a gateway error", "/calls?_perPage=0", fake{400, json, `{"message":"_perPage must be a whole number from 1 to 3"}`}, ""},
 		{"a backend's own error", "/calls", fake{401, map[string]string{"Content-Type": "text/plain"}, "bad api key"}, ""},
 		{"the gateway's 503", "/calls", fake{503, map[string]string{"Content-Type": "application/json", "Retry-After": "1"}, `{"message":"retry the same request"}`}, ""},

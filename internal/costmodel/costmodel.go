@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -47,9 +48,9 @@ const DefaultSort = "_sortField=id&_sortDir=ASC"
 // makes one per cursor endpoint, with read-ahead windows living ttl (0:
 // read-ahead off).
 func NewEngine(d legacy.Dialect, ttl time.Duration) *translate.Engine {
-	store := translate.NewMemoryStore(translate.Numeric, ttl, Memory)
+	store := translate.NewMemoryStore(cursor.Numeric, ttl, Memory)
 	e := &translate.Engine{
-		Order:       translate.Numeric,
+		Order:       cursor.Numeric,
 		MaxPageSize: MaxPageSize,
 		Index:       store.Index(IndexSize),
 		Offsets:     d.Offsets(),

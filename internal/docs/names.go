@@ -13,7 +13,7 @@ import (
 // Names checks the code names a page mentions in backticks against the
 // repository at root: each path (a token with a '/' or a file suffix, such
 // as translate/engine.go or caddymodule/) must exist, and each dotted Go
-// name (Engine.Page, translate.EncodeCursor, legacy.Body.AppendPage) must
+// name (Engine.Page, cursor.Encode, legacy.Body.AppendPage) must
 // be declared: a function, a type, a variable, a constant or a method of
 // that name, in the package the name starts with when it starts with one.
 // It returns the names that are not real, so a page that describes the

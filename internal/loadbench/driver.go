@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -88,7 +89,7 @@ func (dr *driver) run(ctx context.Context, clients int, d time.Duration) load {
 func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, start int, seed uint64) load {
 	l := load{latencies: make([]time.Duration, 0, 1<<14)}
 	pages := (dr.records + dr.perPage - 1) / dr.perPage
-	page, cursor := start, ""       // the next page of the walk, 0-based, and its cursor
+	page, pageCursor := start, ""   // the next page of the walk, 0-based, and its cursor
 	byPage := page > 0 && dr.cursor // the first page of a walk that starts inside the list
 	r := rand.New(rand.NewPCG(seed, uint64(dr.perPage)))
 	var body bytes.Buffer
@@ -96,9 +97,9 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, s
 		if dr.random {
 			// A page anywhere: by a cursor the client builds from the
 			// id before it, as a parallel export splitting the list does.
-			page, cursor = r.IntN(pages), ""
+			page, pageCursor = r.IntN(pages), ""
 			if page > 0 {
-				cursor = translate.EncodeCursor(dr.ids[page*dr.perPage-1])
+				pageCursor = cursor.Encode(dr.ids[page*dr.perPage-1])
 			}
 		}
 		target := dr.base + "?_perPage=" + strconv.Itoa(dr.perPage)
@@ -111,8 +112,8 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, s
 		case byPage:
 			target += "&_page=" + strconv.Itoa(page+1)
 			byPage = false
-		case cursor != "":
-			target += "&_cursor=" + url.QueryEscape(cursor)
+		case pageCursor != "":
+			target += "&_cursor=" + url.QueryEscape(pageCursor)
 		}
 		start := time.Now()
 		next, err := dr.getAs(ctx, target, key, &body)
@@ -125,16 +126,16 @@ func (dr *driver) client1(ctx context.Context, deadline time.Time, key string, s
 			if l.firstError == nil {
 				l.firstError = err
 			}
-			page, cursor = 0, ""
+			page, pageCursor = 0, ""
 			continue
 		}
 		l.requests++
 		l.bytes += int64(body.Len())
 		l.served += int64(min(dr.perPage, dr.records-page*dr.perPage))
 		l.latencies = append(l.latencies, elapsed)
-		page, cursor = page+1, next
+		page, pageCursor = page+1, next
 		if page == pages {
-			page, cursor = 0, ""
+			page, pageCursor = 0, ""
 		}
 	}
 	return l

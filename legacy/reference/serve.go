@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/cursor"
 )
 
 // ServeHTTP answers as the legacy backend. The lists are served at their
@@ -300,5 +300,5 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 // writeError answers with status and a JSON body {"message": message}.
 func writeError(w http.ResponseWriter, status int, message string) {
-	writeJSON(w, status, translate.AppendJSONMessage(nil, message))
+	writeJSON(w, status, cursor.AppendJSONMessage(nil, message))
 }
