@@ -111,12 +111,8 @@ func (s *MemoryStore) Index(limit int) *Index {
 
 // Len returns the number of samples held.
 func (x *Index) Len() int {
-	if x == nil {
-		return 0
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.total
+	_, samples := x.Stats()
+	return samples
 }
 
 // Stats returns the lists that hold samples and the samples across them,

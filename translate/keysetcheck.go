@@ -96,18 +96,7 @@ func (e *Engine) keysetEnd(ctx context.Context, f Fetcher, ls *listState, list s
 		return false
 	}
 	v := ls.sizes.view(e.MaxPageSize)
-	var w Window
-	switch {
-	case v.fixed: // the backend sends its own page size
-		w = Window{Start: end, Size: v.limit}
-		if !e.Offsets {
-			w.Start = end / v.limit * v.limit
-		}
-	case e.Offsets:
-		w = PlanOffsetWindow(end, end+2, v.limit)
-	default:
-		w = PlanWindow(end, end+2, v.limit)
-	}
+	w := v.plan(end, end+2, v.limit, e.Offsets)
 	b, err := f.Fetch(ctx, w)
 	pg.Calls++
 	if r, ok := f.(Releaser); ok {
@@ -289,15 +278,4 @@ func disagreement(k, o *Page) string {
 		return "the backend's keyset answer ended the list where reading by offset found more records"
 	}
 	return ""
-}
-
-// cut cuts the lookahead record off a page read by keyset.
-func cut(pg *Page, size int) {
-	if len(pg.IDs) > size {
-		pg.More = true
-		pg.IDs = pg.IDs[:size]
-		if pg.Records != nil {
-			pg.Records = pg.Records[:size]
-		}
-	}
 }

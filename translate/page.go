@@ -304,15 +304,10 @@ func (r *pageRead) finish() *Page {
 	if r.hasCursorAt {
 		extra = append(extra, r.cursorAt)
 	}
-	if len(pg.IDs) > r.req.Size {
-		pg.More = true
-		n := r.req.Size
+	if n := r.req.Size; len(pg.IDs) > n {
 		extra = append(extra, sample{off: r.takenOff[n-1], id: pg.IDs[n-1]}, sample{off: r.takenOff[n], id: pg.IDs[n]})
-		pg.IDs = pg.IDs[:n]
-		if pg.Records != nil {
-			pg.Records = pg.Records[:n]
-		}
 	}
+	cut(pg, r.req.Size)
 	if len(extra) == 0 {
 		r.learnAnswer(nil)
 		return pg

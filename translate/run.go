@@ -84,6 +84,18 @@ func (pg *Page) add(ids []string, records [][]byte, i, j int) {
 	}
 }
 
+// cut cuts the lookahead record, read to know whether more follow, off a
+// page of size records.
+func cut(pg *Page, size int) {
+	if len(pg.IDs) > size {
+		pg.More = true
+		pg.IDs = pg.IDs[:size]
+		if pg.Records != nil {
+			pg.Records = pg.Records[:size]
+		}
+	}
+}
+
 // check refuses answers the engine cannot reason about, saying which
 // setting most likely disagrees with the backend.
 func (e *Engine) check(b Batch, w Window) error {
