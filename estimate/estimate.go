@@ -2,7 +2,7 @@
 // numbers: how a list's ids map onto a line (Reading), how irregular the
 // gaps between them are (Spread, learned from the backend's answers), and
 // how many records lie between two ids, with the guess's uncertainty
-// (Extrapolation). The paging engine's search (package translate) asks it
+// (Extrapolation). The paging engine's search (package locate) asks it
 // where to leap; it keeps no state of its own and knows ids only as
 // strings, numeric or lexical, so it imports nothing of the engine.
 //

@@ -7,10 +7,11 @@
 // serve their next pages from memory) is kept in package liststore, under
 // one bound in bytes (liststore.go here names its types). run.go cuts pages
 // from the span, the one kind of answer: a backend call's or a read-ahead
-// window's. Where a cursor lies, guessed from ids read as numbers (the
-// search's leaps in search.go), is package estimate's: pure arithmetic on
-// ids, with no state of the engine. The ticket-filter grammar lives apart,
-// in package ticketfilter: it shares nothing with paging.
+// window's. Where a cursor's records start in a list paged by offset is
+// found by package locate's search, which leaps where package estimate puts
+// the cursor from ids read as numbers; both keep no state of the engine.
+// The ticket-filter grammar lives apart, in package ticketfilter: it shares
+// nothing with paging.
 //
 // It imports no Caddy code, so everything here can be tested and fuzzed
 // without a server, against an in-memory Fetcher.

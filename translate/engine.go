@@ -423,14 +423,14 @@ func (e *Engine) learn(list string, ids []string, start int, short bool, extra [
 	var room [4]sample // on the stack: the index copies what it keeps
 	run := room[:0]
 	if n := len(ids); n > 0 {
-		run = append(run, sample{start, ids[0]})
+		run = append(run, sample{Off: start, ID: ids[0]})
 		for _, s := range extra {
-			if s.off > run[len(run)-1].off && s.off < start+n-1 {
+			if s.Off > run[len(run)-1].Off && s.Off < start+n-1 {
 				run = append(run, s)
 			}
 		}
 		if n > 1 {
-			run = append(run, sample{start + n - 1, ids[n-1]})
+			run = append(run, sample{Off: start + n - 1, ID: ids[n-1]})
 		}
 	}
 	e.Index.learnAnswer(list, run, start+len(ids), end, answerIDs{start, ids})

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/estimate"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // Index remembers where ids were seen in each list: (offset, id) samples
@@ -42,55 +42,13 @@ type Index struct {
 	locks int       // learnings, each one acquisition of mu, for tests
 }
 
-type sample struct {
-	off int
-	id  string
-}
-
-// hint is what the index knows of the neighbourhood of an id.
-type hint struct {
-	lo, hi       sample // the nearest samples at or below, and above, the id
-	hasLo, hasHi bool
-	end          int // as in positions
-
-	// What places an id the index has not seen: the list's lowest sample
-	// (base, below lo) and the samples just below lo (near, ascending), to
-	// measure the density of ids far and near, and how irregular the
-	// list's gaps are.
-	base    sample
-	hasBase bool
-	near    [nearSamples]sample
-	nNear   int
-	spread  estimate.Spread
-}
-
-// nearSamples is how many samples below lo a hint carries, for the
-// density near the cursor at several distances.
-const nearSamples = 8
-
-// nearLadder fills near, ascending, with samples of below (whose last is
-// lo) at distances from lo that grow by half at least: a ladder that
-// reaches from a few records to many pages below lo, however densely the
-// index holds samples there. It looks at a bounded number of samples.
-func nearLadder(near *[nearSamples]sample, below []sample) int {
-	lo := below[len(below)-1].off
-	var rev [nearSamples]sample
-	n, dist := 0, 8
-	for k := len(below) - 2; k >= 0 && k >= len(below)-1-nearScan && n < nearSamples; k-- {
-		if d := lo - below[k].off; d >= dist {
-			rev[n] = below[k]
-			n++
-			dist = d + d/2
-		}
-	}
-	for k := range n {
-		near[k] = rev[n-1-k]
-	}
-	return n
-}
-
-// nearScan bounds the samples nearLadder looks at.
-const nearScan = 256
+// The index's samples and hints are package locate's: a sample is a
+// record seen at an offset of a list, a hint what the index knows of an
+// id's neighbourhood, which a page's search (locate.Search) starts from.
+type (
+	sample = locate.Sample
+	hint   = locate.Hint
+)
 
 // NewIndex returns an index holding at most limit samples of at most limit
 // lists, in a MemoryStore of its own (read-ahead off, bounded as an
@@ -143,14 +101,14 @@ func (x *Index) Extent() int {
 		p := e.Value.(*positions)
 		n = max(n, p.end)
 		if k := len(p.samples); k > 0 {
-			n = max(n, p.samples[k-1].off+1)
+			n = max(n, p.samples[k-1].Off+1)
 		}
 	}
 	return n
 }
 
 func (x *Index) lookup(list, id string) hint {
-	h := hint{end: -1}
+	h := hint{End: -1}
 	if x == nil || x.store == nil {
 		return h
 	}
@@ -164,20 +122,17 @@ func (x *Index) lookup(list, id string) hint {
 		return h // none yet, or dropped since
 	}
 	x.lru.MoveToFront(p.elem)
-	h.end = p.end
-	h.spread = p.spread
+	h.End = p.end
+	h.Spread = p.spread
 	i := sort.Search(len(p.samples), func(i int) bool {
-		return x.order.Compare(p.samples[i].id, id) > 0
+		return x.order.Compare(p.samples[i].ID, id) > 0
 	})
 	if i > 0 {
-		h.lo, h.hasLo = p.samples[i-1], true
+		h.Lo, h.HasLo = p.samples[i-1], true
 	}
-	if i > 1 {
-		h.base, h.hasBase = p.samples[0], true
-		h.nNear = nearLadder(&h.near, p.samples[:i])
-	}
+	h.Below(p.samples[:i])
 	if i < len(p.samples) {
-		h.hi, h.hasHi = p.samples[i], true
+		h.Hi, h.HasHi = p.samples[i], true
 	}
 	return h
 }
@@ -200,8 +155,8 @@ type answerIDs struct {
 
 // confirms reports whether the answer holds s's id at s's offset.
 func (a answerIDs) confirms(order cursor.Order, s sample) bool {
-	k := s.off - a.start
-	return k >= 0 && k < len(a.ids) && order.Compare(a.ids[k], s.id) == 0
+	k := s.Off - a.start
+	return k >= 0 && k < len(a.ids) && order.Compare(a.ids[k], s.ID) == 0
 }
 
 // learnAnswer is learn for run taken from the answer a: samples inside its
@@ -253,7 +208,7 @@ func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answe
 	}
 	if p.end >= 0 {
 		n := len(p.samples)
-		for n > 0 && p.samples[n-1].off >= p.end {
+		for n > 0 && p.samples[n-1].Off >= p.end {
 			n--
 		}
 		x.total -= len(p.samples) - n
@@ -271,16 +226,16 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 	samples := p.samples
 	first, last := run[0], run[len(run)-1]
 	i := sort.Search(len(samples), func(i int) bool {
-		return x.order.Compare(samples[i].id, first.id) >= 0
+		return x.order.Compare(samples[i].ID, first.ID) >= 0
 	})
-	for i > 0 && samples[i-1].off >= first.off {
+	for i > 0 && samples[i-1].Off >= first.Off {
 		i--
 	}
 	// The samples past last's id are at or after i: search only there.
 	j := i + sort.Search(len(samples)-i, func(k int) bool {
-		return x.order.Compare(samples[i+k].id, last.id) > 0
+		return x.order.Compare(samples[i+k].ID, last.ID) > 0
 	})
-	for j < len(samples) && samples[j].off <= last.off {
+	for j < len(samples) && samples[j].Off <= last.Off {
 		j++
 	}
 	// Ids of run are cloned: they usually point into a response body,
@@ -296,15 +251,15 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 	old := samples[i:j]
 	p.ids -= idBytes(old)
 	for _, s := range run {
-		for len(old) > 0 && old[0].off <= s.off {
-			if old[0].off < s.off && old[0].off > first.off && a.confirms(x.order, old[0]) {
+		for len(old) > 0 && old[0].Off <= s.Off {
+			if old[0].Off < s.Off && old[0].Off > first.Off && a.confirms(x.order, old[0]) {
 				fresh = append(fresh, old[0])
-				p.ids += idCost(old[0].id)
+				p.ids += idCost(old[0].ID)
 			}
 			old = old[1:]
 		}
-		fresh = append(fresh, sample{off: s.off, id: strings.Clone(s.id)})
-		p.ids += idCost(s.id)
+		fresh = append(fresh, sample{Off: s.Off, ID: strings.Clone(s.ID)})
+		p.ids += idCost(s.ID)
 	}
 	tail := len(samples) - j
 	out := samples

@@ -32,24 +32,24 @@ func TestIndexStaysBounded(t *testing.T) {
 
 func TestIndexKeepsOrderAndDropsStaleSamples(t *testing.T) {
 	x := NewIndex(cursor.Numeric, 100)
-	x.learn("l", []sample{{0, "10"}, {9, "100"}}, 10, -1)
-	x.learn("l", []sample{{20, "200"}, {29, "290"}}, 30, -1)
+	x.learn("l", []sample{{Off: 0, ID: "10"}, {Off: 9, ID: "100"}}, 10, -1)
+	x.learn("l", []sample{{Off: 20, ID: "200"}, {Off: 29, ID: "290"}}, 30, -1)
 	// The list shifted: 150 now sits where 200 was seen. Samples whose
 	// offsets contradict the fresh answer go.
-	x.learn("l", []sample{{20, "150"}, {25, "180"}}, 26, -1)
+	x.learn("l", []sample{{Off: 20, ID: "150"}, {Off: 25, ID: "180"}}, 26, -1)
 	p := x.held("l")
 	for i := 1; i < len(p.samples); i++ {
-		assert.Less(t, cursor.Numeric.Compare(p.samples[i-1].id, p.samples[i].id), 0)
-		assert.Less(t, p.samples[i-1].off, p.samples[i].off)
+		assert.Less(t, cursor.Numeric.Compare(p.samples[i-1].ID, p.samples[i].ID), 0)
+		assert.Less(t, p.samples[i-1].Off, p.samples[i].Off)
 	}
-	assert.NotContains(t, p.samples, sample{20, "200"})
+	assert.NotContains(t, p.samples, sample{Off: 20, ID: "200"})
 	h := x.lookup("l", "160")
-	assert.Equal(t, sample{20, "150"}, h.lo)
+	assert.Equal(t, sample{Off: 20, ID: "150"}, h.Lo)
 	// A short answer tells where the list ends, and samples past it go.
-	x.learn("l", []sample{{5, "60"}}, 6, 6)
-	assert.Equal(t, 6, x.lookup("l", "1").end)
+	x.learn("l", []sample{{Off: 5, ID: "60"}}, 6, 6)
+	assert.Equal(t, 6, x.lookup("l", "1").End)
 	for _, s := range x.held("l").samples {
-		assert.Less(t, s.off, 6)
+		assert.Less(t, s.Off, 6)
 	}
 }
 
@@ -113,18 +113,18 @@ func TestIndexBoundsListsNotOnlySamples(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(x.heldLists()), 100)
 	assert.Equal(t, len(x.heldLists()), x.lru.Len())
-	assert.Equal(t, 0, x.lookup("/calls?q=9999", "5").end, "the newest list is kept")
+	assert.Equal(t, 0, x.lookup("/calls?q=9999", "5").End, "the newest list is kept")
 }
 
 func TestIndexForgetsTheLeastRecentlyUsedList(t *testing.T) {
 	x := NewIndex(cursor.Numeric, 4)
-	x.learn("a", []sample{{0, "1"}, {9, "10"}}, 10, -1)
-	x.learn("b", []sample{{0, "1"}, {9, "10"}}, 10, -1)
+	x.learn("a", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+	x.learn("b", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
 	x.lookup("a", "5") // a is now used more recently than b
-	x.learn("c", []sample{{0, "1"}, {9, "10"}}, 10, -1)
-	assert.True(t, x.lookup("a", "5").hasLo, "a was used last, so kept")
-	assert.False(t, x.lookup("b", "5").hasLo, "b was least recently used")
-	assert.True(t, x.lookup("c", "5").hasLo)
+	x.learn("c", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+	assert.True(t, x.lookup("a", "5").HasLo, "a was used last, so kept")
+	assert.False(t, x.lookup("b", "5").HasLo, "b was least recently used")
+	assert.True(t, x.lookup("c", "5").HasLo)
 	assert.Equal(t, 4, x.Len())
 }
 
@@ -132,7 +132,7 @@ func TestIndexForgetsTheLeastRecentlyUsedList(t *testing.T) {
 // request to a full index: each learn forgets the least recently used list.
 func BenchmarkIndexNewListWhenFull(b *testing.B) {
 	x := NewIndex(cursor.Numeric, 100000)
-	run := []sample{{0, "1"}, {10, "11"}}
+	run := []sample{{Off: 0, ID: "1"}, {Off: 10, ID: "11"}}
 	for i := range 60000 {
 		x.learn("/calls?q="+strconv.Itoa(i), run, 11, -1)
 	}
@@ -166,27 +166,27 @@ func TestIndexStats(t *testing.T) {
 	}{
 		{"empty", 10, func(*Index) {}, 0},
 		{"two lists", 100, func(x *Index) {
-			x.learn("a", []sample{{0, "1"}, {9, "10"}}, 10, -1)
-			x.learn("b", []sample{{0, "1"}, {4, "5"}, {9, "10"}}, 10, -1)
+			x.learn("a", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+			x.learn("b", []sample{{Off: 0, ID: "1"}, {Off: 4, ID: "5"}, {Off: 9, ID: "10"}}, 10, -1)
 		}, 2},
 		{"an end trims samples", 100, func(x *Index) {
-			x.learn("a", []sample{{0, "1"}, {9, "10"}, {19, "20"}}, 20, -1)
+			x.learn("a", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}, {Off: 19, ID: "20"}}, 20, -1)
 			x.learn("a", nil, 0, 10)
 		}, 1},
 		{"an empty list counts", 100, func(x *Index) { x.learn("a", nil, 0, 0) }, 1},
 		{"lists forgotten", 3, func(x *Index) {
 			for i := range 10 {
-				x.learn(strconv.Itoa(i), []sample{{0, "1"}}, 1, -1)
+				x.learn(strconv.Itoa(i), []sample{{Off: 0, ID: "1"}}, 1, -1)
 			}
 		}, 3},
 		{"one list thinned", 4, func(x *Index) {
 			run := make([]sample, 10)
 			for i := range run {
-				run[i] = sample{i, strconv.Itoa(i + 1)}
+				run[i] = sample{Off: i, ID: strconv.Itoa(i + 1)}
 			}
 			x.learn("a", run, 10, -1)
 		}, 1},
-		{"off", -1, func(x *Index) { x.learn("a", []sample{{0, "1"}}, 1, -1) }, 0},
+		{"off", -1, func(x *Index) { x.learn("a", []sample{{Off: 0, ID: "1"}}, 1, -1) }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := NewIndex(cursor.Numeric, tc.limit)

@@ -34,7 +34,7 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 	pad := strings.Repeat("x", 8<<10)
 	run := make([]sample, samples)
 	for i := range run {
-		run[i] = sample{off: i, id: fmt.Sprintf("%032d", i+1)}
+		run[i] = sample{Off: i, ID: fmt.Sprintf("%032d", i+1)}
 	}
 	s := trustedStore(cursor.Lexical, 0, memory)
 	x := s.Index(1 << 26)
@@ -54,7 +54,7 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 	assert.Less(t, st.Lists, lists, "lists were evicted for memory")
 
 	assert.Nil(t, x.held(name(0)), "the first list's samples left with it")
-	assert.False(t, x.lookup(name(0), run[5].id).hasLo)
+	assert.False(t, x.lookup(name(0), run[5].ID).HasLo)
 	newest := x.held(name(lists - 1))
 	require.NotNil(t, newest, "the list in use is kept")
 	assert.Len(t, newest.samples, samples)
@@ -79,7 +79,7 @@ func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 	x := s.Index(1 << 26)
 	run := make([]sample, 2000)
 	for i := range run {
-		run[i] = sample{off: i, id: fmt.Sprint(10 * (i + 1))}
+		run[i] = sample{Off: i, ID: fmt.Sprint(10 * (i + 1))}
 	}
 	x.learn("l", run, len(run), -1)
 	assert.LessOrEqual(t, s.Stats().Bytes, int64(memory))
@@ -101,14 +101,14 @@ func TestIndexKeysListsInFull(t *testing.T) {
 	pad := strings.Repeat("q", 8<<10)
 	a, b := "/calls?q="+pad+"a", "/calls?q="+pad+"b"
 	x := NewIndex(cursor.Numeric, 100)
-	x.learn(a, []sample{{0, "10"}, {9, "100"}}, 10, -1)
-	x.learn(b, []sample{{0, "7"}}, 1, 1)
+	x.learn(a, []sample{{Off: 0, ID: "10"}, {Off: 9, ID: "100"}}, 10, -1)
+	x.learn(b, []sample{{Off: 0, ID: "7"}}, 1, 1)
 
 	ha, hb := x.lookup(a, "50"), x.lookup(b, "50")
-	assert.Equal(t, sample{0, "10"}, ha.lo)
-	assert.Equal(t, -1, ha.end)
-	assert.Equal(t, sample{0, "7"}, hb.lo)
-	assert.Equal(t, 1, hb.end, "b ended; a did not")
+	assert.Equal(t, sample{Off: 0, ID: "10"}, ha.Lo)
+	assert.Equal(t, -1, ha.End)
+	assert.Equal(t, sample{Off: 0, ID: "7"}, hb.Lo)
+	assert.Equal(t, 1, hb.End, "b ended; a did not")
 	require.NotNil(t, x.held(a))
 	require.NotNil(t, x.held(b))
 	assert.Equal(t, a, x.held(a).list.Key())
@@ -171,14 +171,14 @@ func TestPositionsBytes(t *testing.T) {
 			runs := make([][]sample, tc.lists)
 			for i := range runs {
 				for k := range tc.samples {
-					runs[i] = append(runs[i], sample{off: 10 * k, id: fmt.Sprint(100 * (k + 1))})
+					runs[i] = append(runs[i], sample{Off: 10 * k, ID: fmt.Sprint(100 * (k + 1))})
 				}
 			}
 			before := liveHeap()
 			for i, name := range names {
 				for k := 0; k < len(runs[i]); k += 100 { // learned in answers of 100
 					run := runs[i][k:min(k+100, len(runs[i]))]
-					x.learn(name, run, run[len(run)-1].off+1, -1)
+					x.learn(name, run, run[len(run)-1].Off+1, -1)
 				}
 			}
 			rise := liveHeap() - before
@@ -208,9 +208,9 @@ func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
 			for i := range 3000 {
 				name := fmt.Sprintf("/calls?w=%d&l=%d", w, i%40)
 				off := 10 * (i / 40)
-				run := []sample{{off, fmt.Sprint(100 * (off + 1))}, {off + 9, fmt.Sprint(100 * (off + 10))}}
+				run := []sample{{Off: off, ID: fmt.Sprint(100 * (off + 1))}, {Off: off + 9, ID: fmt.Sprint(100 * (off + 10))}}
 				x.learn(name, run, off+10, -1)
-				x.lookup(name, run[0].id)
+				x.lookup(name, run[0].ID)
 				if i%500 == 499 && w == 0 {
 					s.Clear()
 				}

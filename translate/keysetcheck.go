@@ -38,8 +38,8 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 	above, last := e.keysetRemaining(keyed, run, anchor)
 	h := e.Index.lookup(req.List, anchor)
 	at := -1 // the anchor's offset, when the index knows it
-	if h.hasLo && e.Order.Compare(h.lo.id, anchor) == 0 {
-		at = h.lo.off
+	if h.HasLo && e.Order.Compare(h.Lo.ID, anchor) == 0 {
+		at = h.Lo.Off
 	}
 	ls.mu.Lock()
 	checked := ls.keyed.checked
@@ -62,15 +62,15 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 		// Confirmed where the index knows the list's end right after
 		// these records, from the anchor's place, or where one offset
 		// call there shows it (keysetEnd).
-		doubt = at < 0 || h.end != at+1+above && !e.keysetEnd(ctx, f, ls, req.List, at+above, last, pg)
-	case h.hasHi && above > 0 && e.Order.Compare(h.hi.id, last) <= 0:
+		doubt = at < 0 || h.End != at+1+above && !e.keysetEnd(ctx, f, ls, req.List, at+above, last, pg)
+	case h.HasHi && above > 0 && e.Order.Compare(h.Hi.ID, last) <= 0:
 		// A record the index knows above the anchor, inside the span
 		// the records cover, must be one of them.
-		doubt = !e.holds(keyed, h.hi.id) && (run == nil || !e.holds(run.IDs, h.hi.id))
+		doubt = !e.holds(keyed, h.Hi.ID) && (run == nil || !e.holds(run.IDs, h.Hi.ID))
 	}
 	if doubt {
 		if counted {
-			e.Index.learn(req.List, []sample{{at, anchor}}, at+1, -1) // where the offset read's search starts
+			e.Index.learn(req.List, []sample{{Off: at, ID: anchor}}, at+1, -1) // where the offset read's search starts
 		}
 		if k.ended && run != nil {
 			// Read by offset as far as the answers said the list goes,

@@ -3,6 +3,8 @@ package translate
 import (
 	"context"
 	"sort"
+
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // The steps of Engine.Page. A page is read in calls; each call is planned
@@ -21,8 +23,8 @@ type pageRead struct {
 	pg       *Page
 	takenOff []int // the offset of each record taken
 	p        planner
-	s        search // where the cursor's records are, once searching
-	offset   int    // offset mode: where the page starts; -1 once searching
+	s        locate.Search // where the cursor's records are, once searching
+	offset   int           // offset mode: where the page starts; -1 once searching
 
 	// ahead is how many records past the page each call reads, when a
 	// walk continues (read-ahead); last is the last answer the page took
@@ -66,8 +68,8 @@ func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error
 		}
 		r.offset = -1
 		h := e.Index.lookup(req.List, req.After)
-		r.s.init(e.Order, req.After, &h)
-		r.pg.IndexHit = r.s.exact()
+		r.s.Init(e.Order, req.After, &h)
+		r.pg.IndexHit = r.s.Exact()
 	}
 	return nil
 }
@@ -79,7 +81,7 @@ func (r *pageRead) start(e *Engine, f Fetcher, ls *listState, req Request) error
 // backend's limit, or larger) then holds the next page's first records,
 // kept as a window whose head the next page starts from.
 func (r *pageRead) plan() Window {
-	var s *search
+	var s *locate.Search
 	if r.offset < 0 {
 		s = &r.s
 	}
@@ -104,7 +106,7 @@ func (r *pageRead) startFrom(h head) {
 		r.takenOff = append(r.takenOff, lastOff-n+1+k)
 	}
 	last := ids[n-1]
-	r.s.init(r.e.Order, last, &hint{lo: sample{off: lastOff, id: last}, hasLo: true, end: r.s.end})
+	r.s.Init(r.e.Order, last, &hint{Lo: sample{Off: lastOff, ID: last}, HasLo: true, End: r.s.End()})
 	r.offset = -1
 }
 
@@ -187,7 +189,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		return min(r.offset-start, len(ids)), true
 	}
 	below = sort.Search(len(ids), func(i int) bool {
-		return r.e.Order.Compare(ids[i], r.s.cursor) > 0
+		return r.e.Order.Compare(ids[i], r.s.After()) > 0
 	})
 	edge := below == 0 && start > 0 && r.p.adjacent(start)
 	settled := (below > 0 || start == 0 || edge) && (below < len(ids) || a.Ended)
@@ -207,7 +209,7 @@ func (r *pageRead) settle(a answer) (below int, ok bool) {
 		if below == len(ids) {
 			r.p.endedBelow(start, ids)
 		}
-		if r.s.observe(start, ids, below, a.Ended) {
+		if r.s.Observe(start, ids, below) {
 			r.pg.Relocations++
 		}
 		r.release(a.Call) // observe kept copies of what it needs
@@ -227,7 +229,7 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 			// inside, not at an edge: a client repeating the request
 			// then costs one call. It is learned with the answer, under
 			// the same lock (finish).
-			r.cursorAt, r.hasCursorAt = sample{start + below - 1, ids[below-1]}, true
+			r.cursorAt, r.hasCursorAt = sample{Off: start + below - 1, ID: ids[below-1]}, true
 		}
 	}
 	take := min(len(ids)-below, r.want-len(pg.IDs))
@@ -260,10 +262,10 @@ func (r *pageRead) stitch(a answer) error {
 	}
 	end := -1
 	if r.offset < 0 {
-		end = r.s.end
+		end = r.s.End()
 	}
-	r.s.init(r.e.Order, r.pg.IDs[last], &hint{
-		lo: sample{off: r.takenOff[last], id: r.pg.IDs[last]}, hasLo: true, end: end,
+	r.s.Init(r.e.Order, r.pg.IDs[last], &hint{
+		Lo: sample{Off: r.takenOff[last], ID: r.pg.IDs[last]}, HasLo: true, End: end,
 	})
 	r.offset = -1
 	return nil
@@ -305,7 +307,7 @@ func (r *pageRead) finish() *Page {
 		extra = append(extra, r.cursorAt)
 	}
 	if n := r.req.Size; len(pg.IDs) > n {
-		extra = append(extra, sample{off: r.takenOff[n-1], id: pg.IDs[n-1]}, sample{off: r.takenOff[n], id: pg.IDs[n]})
+		extra = append(extra, sample{Off: r.takenOff[n-1], ID: pg.IDs[n-1]}, sample{Off: r.takenOff[n], ID: pg.IDs[n]})
 	}
 	cut(pg, r.req.Size)
 	if len(extra) == 0 {
@@ -313,12 +315,12 @@ func (r *pageRead) finish() *Page {
 		return pg
 	}
 	if a := &r.unlearned; r.hasUnlearned && a.Call == pg.Source &&
-		extra[0].off >= a.Start && extra[len(extra)-1].off < a.Start+len(a.IDs) {
+		extra[0].Off >= a.Start && extra[len(extra)-1].Off < a.Start+len(a.IDs) {
 		r.learnAnswer(extra)
 		return pg
 	}
 	r.learnAnswer(nil)
 	last := extra[len(extra)-1]
-	r.e.Index.learn(r.req.List, extra, last.off+1, -1)
+	r.e.Index.learn(r.req.List, extra, last.Off+1, -1)
 	return pg
 }

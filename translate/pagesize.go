@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // pageSizes is what a list knows of the page sizes its backend really
@@ -280,7 +282,7 @@ func (p *planner) refresh() {
 // next plans the next call: from offset in offset mode, else by search.
 // With ahead, a cursor whose place is known is read with up to ahead
 // records more than the page needs (read-ahead).
-func (p *planner) next(s *search, offset, need, ahead int) Window {
+func (p *planner) next(s *locate.Search, offset, need, ahead int) Window {
 	plan := func(from, to int) Window { return p.v.plan(from, to, p.cap, p.e.Offsets) }
 	if p.held != nil {
 		// Re-read the fixed page that ends at belowEnd.
@@ -288,14 +290,15 @@ func (p *planner) next(s *search, offset, need, ahead int) Window {
 	}
 	var w Window
 	switch {
-	case ahead > 0 && s != nil && s.lo >= 0 && (s.exact() || s.upper() == s.lo+1):
+	case ahead > 0 && s != nil && s.Found():
 		// The cursor's record is at lo, as when a walk continues: its
 		// window, and as much of what follows as readahead asks.
-		w = p.v.planAhead(s.lo, s.lo+1+need, s.lo+1+need+ahead, p.cap, p.e.Offsets)
+		lo := s.Lo()
+		w = p.v.planAhead(lo, lo+1+need, lo+1+need+ahead, p.cap, p.e.Offsets)
 	case offset >= 0:
 		w = plan(offset, offset+need)
 	default:
-		w = s.window(need, plan)
+		w = plan(s.Window(need))
 	}
 	if p.v.fixed && !p.e.Offsets && p.belowEnd >= 0 && w.Start+w.Size == p.belowEnd {
 		w.Start += w.Size // that page was just read; the one after it holds what follows

@@ -61,7 +61,7 @@ func recount(p *positions, changes []change) []change {
 // idBytes is what the ids of samples cost the heap.
 func idBytes(samples []sample) (n int64) {
 	for _, s := range samples {
-		n += idCost(s.id)
+		n += idCost(s.ID)
 	}
 	return n
 }

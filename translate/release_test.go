@@ -133,7 +133,7 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 			require.NotEmpty(t, x.heldLists(), "the page taught the index")
 			for _, p := range x.heldLists() {
 				for _, s := range p.samples {
-					assert.True(t, known[s.id], "the index learned %q at %d, not an id of the list", s.id, s.off)
+					assert.True(t, known[s.ID], "the index learned %q at %d, not an id of the list", s.ID, s.Off)
 				}
 			}
 		})

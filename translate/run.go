@@ -33,7 +33,7 @@ func (e *Engine) cutPage(req Request, w *StoredWindow, k int) *Page {
 		pg.Records = w.Records[k : k+n : k+n]
 	}
 	if at := w.Start + k + n; w.Start >= 0 && pg.More && rest-n <= req.Size && !w.Ended && n > 0 {
-		e.Index.learn(req.List, []sample{{at - 1, w.IDs[at-w.Start-1]}, {at, w.IDs[at-w.Start]}}, at+1, -1)
+		e.Index.learn(req.List, []sample{{Off: at - 1, ID: w.IDs[at-w.Start-1]}, {Off: at, ID: w.IDs[at-w.Start]}}, at+1, -1)
 	}
 	return pg
 }

@@ -1,4 +1,4 @@
-package translate
+package locate
 
 import (
 	"math"
@@ -9,15 +9,16 @@ import (
 	"github.com/helpdesk-gateway/gateway/estimate"
 )
 
-// search locates, in an offset-paged list that is sorted by id, the first
-// offset whose id is greater than a cursor id: the boundary.
+// Search locates, in an offset-paged list that is sorted by id, the first
+// offset whose id is greater than a cursor id: the boundary. The zero
+// value is not usable: Init sets a Search up.
 //
 // What it knows is a bracket: the boundary lies in (lo, hi], where lo is an
 // offset whose id is at or below the cursor (-1: before the start) and hi
 // an offset whose id is above it, or an offset at or past the list's end
-// (-1: unknown). Bounds come from the index and from fresh answers; when a
+// (-1: unknown). Bounds come from the hint and from fresh answers; when a
 // fresh answer contradicts a bound, the bound was stale and is replaced.
-type search struct {
+type Search struct {
 	order  cursor.Order
 	cursor string
 
@@ -32,12 +33,12 @@ type search struct {
 
 	// While the end is unknown, the gallop may leap to where the density
 	// of ids seen so far puts the cursor: base is the lowest-offset record
-	// seen, the far end of that density, and near the samples the index
+	// seen, the far end of that density, and near the samples the hint
 	// held just below lo, for the density close to the cursor. spread is
 	// how irregular the gaps are, which sets how wide a leap's window is.
 	baseOff      int
 	baseID       string              // "" until a record is seen
-	nearAt       [nearSamples]sample // ascending; the first nNear in use
+	nearAt       [nearSamples]Sample // ascending; the first nNear in use
 	nNear        int
 	spread       estimate.Spread
 	extrap       bool // whether the gallop may still extrapolate
@@ -45,34 +46,49 @@ type search struct {
 	fellShort    bool // a leap found every record at or below the cursor
 }
 
-// init sets s up to search for the boundary after cursor, starting from
-// what the index hinted.
-func (s *search) init(order cursor.Order, cursor string, h *hint) {
-	*s = search{order: order, cursor: cursor, lo: -1, hi: -1, end: h.end, interp: true, extrap: true, spread: h.spread}
-	if h.hasLo {
-		s.lo, s.loID = h.lo.off, h.lo.id
-		s.baseOff, s.baseID = h.lo.off, h.lo.id
+// Init sets s up to search for the boundary after the cursor id after,
+// ordered by order, starting from what h knows.
+func (s *Search) Init(order cursor.Order, after string, h *Hint) {
+	*s = Search{order: order, cursor: after, lo: -1, hi: -1, end: h.End, interp: true, extrap: true, spread: h.Spread}
+	if h.HasLo {
+		s.lo, s.loID = h.Lo.Off, h.Lo.ID
+		s.baseOff, s.baseID = h.Lo.Off, h.Lo.ID
 	}
-	if h.hasBase && h.base.off < s.baseOff {
-		s.baseOff, s.baseID = h.base.off, h.base.id
+	if h.hasBase && h.base.Off < s.baseOff {
+		s.baseOff, s.baseID = h.base.Off, h.base.ID
 		s.nearAt = h.near
 		s.nNear = h.nNear
 	}
-	if h.hasHi && h.hi.off > s.lo {
-		s.hi, s.hiID = h.hi.off, h.hi.id
+	if h.HasHi && h.Hi.Off > s.lo {
+		s.hi, s.hiID = h.Hi.Off, h.Hi.ID
 	}
 }
 
-// nearSamples returns the samples the index held just below lo.
-func (s *search) nearSamples() []sample { return s.nearAt[:s.nNear] }
+// After returns the cursor id the boundary is searched after.
+func (s *Search) After() string { return s.cursor }
 
-// exact reports whether the record at lo is the cursor record itself.
-func (s *search) exact() bool {
+// Lo returns the bracket's lower end: an offset whose record is at or
+// below the cursor, or -1.
+func (s *Search) Lo() int { return s.lo }
+
+// End returns an offset at or past the list's end, or -1 when unknown.
+func (s *Search) End() int { return s.end }
+
+// nearSamples returns the samples the hint held just below lo.
+func (s *Search) nearSamples() []Sample { return s.nearAt[:s.nNear] }
+
+// Exact reports whether the record at lo is the cursor record itself.
+func (s *Search) Exact() bool {
 	return s.loID != "" && s.order.Compare(s.loID, s.cursor) == 0
 }
 
+// Found reports whether the boundary is known: right after lo.
+func (s *Search) Found() bool {
+	return s.lo >= 0 && (s.Exact() || s.upper() == s.lo+1)
+}
+
 // upper returns the bracket's upper end, combining hi and the list's end.
-func (s *search) upper() int {
+func (s *Search) upper() int {
 	switch {
 	case s.hi < 0:
 		return s.end
@@ -82,24 +98,26 @@ func (s *search) upper() int {
 	return s.hi
 }
 
-// window plans the next call for a page of need records after the cursor.
-// Every window includes an offset where a record at or below the cursor is
-// expected, so that an answer proves where the boundary is.
-func (s *search) window(need int, plan func(from, to int) Window) Window {
+// Window returns the offsets [from, to) the next call should cover for a
+// page of need records after the cursor; the caller fits them to the
+// windows its backend serves. Every window includes an offset where a
+// record at or below the cursor is expected, so that an answer proves
+// where the boundary is.
+func (s *Search) Window(need int) (from, to int) {
 	probe := 2*need + 1
 	lo, hi := s.lo, s.upper()
 	s.lastSpan = 0
 	s.extrapolated = false
 	switch {
-	case lo >= 0 && (s.exact() || hi == lo+1):
+	case s.Found():
 		// The boundary is right after lo: fetch it and the page in one call.
-		return plan(lo, lo+1+need)
+		return lo, lo + 1 + need
 	case hi < 0:
 		// The end is unknown: gallop, doubling the distance at each step.
 		if lo < 0 {
-			return plan(0, probe)
+			return 0, probe
 		}
-		from := lo + s.step
+		from = lo + s.step
 		if first, last, ok := s.leap(); ok && (last > from || !s.fellShort) {
 			// Short of the doubling only until a leap fell short, so a
 			// poor guess costs no more than the gallop it replaces, and a
@@ -107,27 +125,27 @@ func (s *search) window(need int, plan func(from, to int) Window) Window {
 			// record before the first place the boundary may be, and
 			// the page after the last.
 			s.extrapolated = true
-			return plan(max(first-1, lo), last+need)
+			return max(first-1, lo), last + need
 		}
-		return plan(from, from+probe)
+		return from, from + probe
 	case hi+need-max(lo, 0) <= probe:
 		// One call covers every place the boundary can be, with its page.
-		return plan(max(lo, 0), hi+need)
+		return max(lo, 0), hi + need
 	}
 	guess := lo + (hi-lo)/2
 	if g, ok := s.interpolate(lo, hi); ok {
 		guess = g
 		s.lastSpan = hi - lo
 	}
-	from := min(max(guess-need/2-1, lo, 0), hi+need-probe)
-	return plan(from, from+probe)
+	from = min(max(guess-need/2-1, lo, 0), hi+need-probe)
+	return from, from + probe
 }
 
 // interpolate guesses the boundary from the numeric ids at the bracket's
 // ends, as a reader opens a dictionary near the right letter. It stands down
 // for one probe whenever a guess failed to halve the bracket, so that
 // uneven ids cost at most about twice a bisection.
-func (s *search) interpolate(lo, hi int) (int, bool) {
+func (s *Search) interpolate(lo, hi int) (int, bool) {
 	if !s.interp || s.loID == "" || s.hiID == "" || hi != s.hi {
 		return 0, false
 	}
@@ -166,14 +184,14 @@ const maxLeap = math.MaxInt32
 // uncertain: on evenly spread ids a cold cursor costs a
 // call or two instead of a gallop and a bisection, and behind a
 // round-robin balancer a page after another instance's costs one.
-func (s *search) leap() (first, last int, ok bool) {
+func (s *Search) leap() (first, last int, ok bool) {
 	if !s.extrap || s.loID == "" || s.baseID == "" || s.lo <= s.baseOff {
 		return 0, 0, false
 	}
 	ids := make([]string, 0, 3+len(s.nearSamples()))
 	ids = append(ids, s.baseID, s.loID, s.cursor)
 	for _, n := range s.nearSamples() {
-		ids = append(ids, n.id)
+		ids = append(ids, n.ID)
 	}
 	r := s.spread.Reading(s.order == cursor.Lexical, ids...)
 	b, ok1 := r.Value(s.baseID)
@@ -204,17 +222,17 @@ func (s *search) leap() (first, last int, ok bool) {
 // may thin out or crowd along the list. When the two differ beyond chance,
 // the density drifts, and the range also covers the near density carried
 // on along its trend.
-func (s *search) nearGuess(r *estimate.Reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
+func (s *Search) nearGuess(r *estimate.Reading, l, x, d, sigma, cv2 float64) ([2]float64, bool) {
 	near := s.nearSamples()
 	if len(near) == 0 {
 		return [2]float64{}, false
 	}
 	spanFar := s.lo - s.baseOff
-	// The nearest sample at least half the guessed distance below lo,
+	// The nearest Sample at least half the guessed distance below lo,
 	// chosen again from the near guess when the two differ.
 	pick := func(d float64) int {
 		for k := len(near) - 1; k >= 0; k-- {
-			if n := near[k]; n.off > s.baseOff && s.lo-n.off >= max(int(d/2), 8) && s.lo-n.off < spanFar {
+			if n := near[k]; n.Off > s.baseOff && s.lo-n.Off >= max(int(d/2), 8) && s.lo-n.Off < spanFar {
 				return k
 			}
 		}
@@ -223,18 +241,18 @@ func (s *search) nearGuess(r *estimate.Reading, l, x, d, sigma, cv2 float64) ([2
 	k := pick(d)
 	if k < 0 {
 		k = 0
-		if near[0].off <= s.baseOff || s.lo-near[0].off >= spanFar {
+		if near[0].Off <= s.baseOff || s.lo-near[0].Off >= spanFar {
 			return [2]float64{}, false
 		}
 	}
-	var n1 sample
+	var n1 Sample
 	var span int
 	var v1, dn, sn float64
 	for range 2 {
 		n1 = near[k]
-		span = s.lo - n1.off
+		span = s.lo - n1.Off
 		var ok1, ok2 bool
-		v1, ok1 = r.Value(n1.id)
+		v1, ok1 = r.Value(n1.ID)
 		dn, sn, ok2 = estimate.Extrapolation(v1, l, x, span, cv2)
 		if !ok1 || !ok2 {
 			return [2]float64{}, false
@@ -250,22 +268,22 @@ func (s *search) nearGuess(r *estimate.Reading, l, x, d, sigma, cv2 float64) ([2
 		return [2]float64{low, high}, true
 	}
 	// The density drifts: trust the near one, and carry it on along the
-	// trend from the farthest near sample to n1 and from n1 to lo.
+	// trend from the farthest near Sample to n1 and from n1 to lo.
 	low, high = dn-estimate.Z*sn, dn+estimate.Z*sn
-	// n2: the nearest sample at least twice as far below lo as n1.
+	// n2: the nearest Sample at least twice as far below lo as n1.
 	n2 := near[0]
 	for j := k - 1; j >= 0; j-- {
-		if s.lo-near[j].off >= 2*span {
+		if s.lo-near[j].Off >= 2*span {
 			n2 = near[j]
 			break
 		}
 	}
-	if n2.off > s.baseOff && n1.off-n2.off >= max(span/2, 8) {
-		v2, ok := r.Value(n2.id)
+	if n2.Off > s.baseOff && n1.Off-n2.Off >= max(span/2, 8) {
+		v2, ok := r.Value(n2.ID)
 		if ok && v1 > v2 && l > v1 {
-			rhoA := float64(n1.off-n2.off) / (v1 - v2)
+			rhoA := float64(n1.Off-n2.Off) / (v1 - v2)
 			rhoB := float64(span) / (l - v1)
-			slope := (rhoB - rhoA) / (float64(s.lo-n2.off) / 2)
+			slope := (rhoB - rhoA) / (float64(s.lo-n2.Off) / 2)
 			trend := (x - l) * (rhoB + slope*(float64(span)+dn)/2)
 			if trend > 0 && !math.IsInf(trend, 0) {
 				low, high = min(low, trend-estimate.Z*sn), max(high, trend+estimate.Z*sn)
@@ -275,13 +293,13 @@ func (s *search) nearGuess(r *estimate.Reading, l, x, d, sigma, cv2 float64) ([2
 	return [2]float64{low, high}, true
 }
 
-// observe narrows the bracket with an answer that did not settle the
+// Observe narrows the bracket with an answer that did not settle the
 // boundary: ids, at offsets from start, are all at or below the cursor
 // (below == len(ids)), or all above it (below == 0), or there are none.
 // It reports whether the answer contradicted a bound, that is, whether a
 // hint or an earlier answer had gone stale. The ids it keeps are copies:
 // the answer may be released as soon as it returns.
-func (s *search) observe(start int, ids []string, below int, short bool) (stale bool) {
+func (s *Search) Observe(start int, ids []string, below int) (stale bool) {
 	if len(ids) > 0 && (s.baseID == "" || start < s.baseOff) {
 		s.baseOff, s.baseID = start, strings.Clone(ids[0])
 	}
@@ -335,7 +353,7 @@ func (s *search) observe(start int, ids []string, below int, short bool) (stale 
 // dropLo replaces a lower bound that proved stale by a guess below hi,
 // twice as far each time, so a relocation costs a logarithm of how far the
 // records moved rather than a search from the start.
-func (s *search) dropLo(hi int) {
+func (s *Search) dropLo(hi int) {
 	s.backoff = max(2*s.backoff, 16)
 	s.lo, s.loID = max(hi-s.backoff, -1), ""
 }
