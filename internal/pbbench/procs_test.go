@@ -2,7 +2,6 @@ package pbbench
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,15 +200,15 @@ func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	var env struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	_ = json.Unmarshal(body, &env)
+	// Every record of a collection carries its collectionId: counting
+	// them costs this process far less than decoding the answer, and
+	// adds less to the gateway walk's wall time.
+	records := bytes.Count(body, []byte(`"collectionId":`))
 	q := r.URL.Query()
 	per, _ := strconv.Atoi(q.Get("perPage"))
 	c.mu.Lock()
 	c.t.calls++
-	c.t.returned += len(env.Items)
+	c.t.returned += records
 	if q.Has("filter") {
 		c.t.keysetCalls++
 		c.t.windows[per]++
