@@ -20,7 +20,9 @@
 // own keyset walk, the gateway with backend_keyset
 // "filter=(id>'{id}')" and the gateway in the page dialect
 // (page/perPage), then the same three with skipTotal=1, which spares
-// PocketBase the COUNT it runs for totalItems on every list call. Each
+// PocketBase the COUNT it runs for totalItems on every list call
+// (PBBENCH_TOTALS=count or skip runs only the first three or the last
+// three). Each
 // gateway walk starts a gateway process of its own (docs/backends.md's
 // PocketBase row; its calls go through a counting reverse proxy in this
 // process). It logs, for each walk, PocketBase's CPU (its process's

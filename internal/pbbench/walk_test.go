@@ -248,6 +248,24 @@ func ascending(last string, ids []string) error {
 	return nil
 }
 
+// totals is which own walks, and the gateway's beside them, run:
+// PBBENCH_TOTALS=count only PocketBase's default (a COUNT for
+// totalItems on every call), skip only skipTotal=1, both (the default)
+// the one and then the other.
+func totals(b *testing.B) []bool {
+	switch t := os.Getenv("PBBENCH_TOTALS"); t {
+	case "", "both":
+		return []bool{false, true}
+	case "count":
+		return []bool{false}
+	case "skip":
+		return []bool{true}
+	default:
+		b.Fatalf("PBBENCH_TOTALS: %q is none of both, count and skip", t)
+		return nil
+	}
+}
+
 // BenchmarkWalk: see the package comment (doc.go).
 func BenchmarkWalk(b *testing.B) {
 	pbBin, gwBin := build(b)
@@ -269,7 +287,7 @@ func BenchmarkWalk(b *testing.B) {
 				w.b = b
 				for b.Loop() {
 					var rows []result
-					for _, skip := range []bool{false, true} {
+					for _, skip := range totals(b) {
 						suffix := ""
 						if skip {
 							suffix = ", skipTotal"
@@ -283,8 +301,11 @@ func BenchmarkWalk(b *testing.B) {
 						}
 					}
 					b.Logf("PocketBase v0.36.8, %d records, %d a page, read-ahead on (readahead_ttl 2s), one run:\n%s", n, size, table(rows))
-					for _, r := range rows[1:3] {
-						metric := strings.TrimPrefix(strings.ReplaceAll(r.name, " ", "-"), "gateway-")
+					for _, r := range rows {
+						if !r.gatewayRun {
+							continue
+						}
+						metric := strings.TrimPrefix(strings.NewReplacer(", ", "-", " ", "-").Replace(r.name), "gateway-")
 						b.ReportMetric(r.pbCPU.Seconds()/r.ownCPU.Seconds(), metric+"-cpu-x-own")
 						b.ReportMetric(r.wall.Seconds()/r.ownWall.Seconds(), metric+"-wall-x-own")
 					}
