@@ -12,7 +12,8 @@
 //	PBBENCH_RECORDS=100000,300000 PBBENCH_SIZES=10 go test -run '^$' -bench Walk -benchtime 1x -timeout 0
 //
 // BenchmarkWalk builds PocketBase with a seed command (./cmd/pb) and the
-// gateway (the main module's ./cmd/caddy, as users build it) into
+// gateway (the main module's ./cmd/caddy, as users build it; or
+// PBBENCH_GATEWAY, a gateway binary built elsewhere) into
 // $PBBENCH_DIR (default $TMPDIR/pbbench), seeds a collection "items" of
 // PBBENCH_RECORDS records (default 300,000) there once and keeps it,
 // starts PocketBase on a free port of 127.0.0.1, and for each page size
@@ -29,6 +30,8 @@
 // utime+stime, read before the walk and after it and PocketBase's
 // batched request-log write), the wall time, both as ratios to the own
 // walk with the same totals setting, the calls PocketBase got, the
-// records it returned and the rows its offsets stepped over. A walk of
+// records it returned and the rows its offsets stepped over
+// (PBBENCH_DIRECT=1 sends the gateway's calls straight to PocketBase:
+// no counts, and no proxy in the wall time). A walk of
 // 300,000 records at 10 a page takes about a minute.
 package pbbench

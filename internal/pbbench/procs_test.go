@@ -30,8 +30,8 @@ func dir() string {
 }
 
 // build builds PocketBase (./cmd/pb) and the gateway (the main module's
-// ./cmd/caddy, as users build it) into dir(). Go's build cache makes a
-// second run cheap.
+// ./cmd/caddy, as users build it, unless PBBENCH_GATEWAY names a
+// gateway binary) into dir(). Go's build cache makes a second run cheap.
 func build(b *testing.B) (pb, gw string) {
 	if _, err := exec.LookPath("go"); err != nil {
 		b.Skip("pbbench builds PocketBase and the gateway with the go command, which is not on PATH")
@@ -41,7 +41,13 @@ func build(b *testing.B) (pb, gw string) {
 		b.Fatal(err)
 	}
 	pb, gw = filepath.Join(d, "pb"), filepath.Join(d, "gw")
-	for _, s := range []struct{ dir, out, pkg string }{{".", pb, "./cmd/pb"}, {"../..", gw, "./cmd/caddy"}} {
+	builds := []struct{ dir, out, pkg string }{{".", pb, "./cmd/pb"}, {"../..", gw, "./cmd/caddy"}}
+	if bin := os.Getenv("PBBENCH_GATEWAY"); bin != "" {
+		// A gateway built elsewhere (another commit, a proposal), walked
+		// as this one would be.
+		gw, builds = bin, builds[:1]
+	}
+	for _, s := range builds {
 		cmd := exec.Command("go", "build", "-o", s.out, s.pkg)
 		cmd.Dir = s.dir
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -121,7 +121,13 @@ func (w *bench) walkGateway(n, size int, cfg config) result {
 	}
 	port := freePort(b)
 	file := filepath.Join(dir(), "Caddyfile."+strings.NewReplacer(" ", "-", ",", "", "&", "").Replace(cfg.name))
-	if err := os.WriteFile(file, fmt.Appendf(nil, gatewaySite, port, sort, keyset, w.backend), 0o644); err != nil {
+	backend := w.backend
+	if os.Getenv("PBBENCH_DIRECT") == "1" {
+		// Straight to PocketBase: no counts, and no proxy's time in the
+		// walk's wall time.
+		backend = strings.TrimPrefix(w.pbURL, "http://")
+	}
+	if err := os.WriteFile(file, fmt.Appendf(nil, gatewaySite, port, sort, keyset, backend), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	home := filepath.Join(dir(), "caddy-home")
