@@ -264,6 +264,9 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 			msg = "the backend did not answer in time"
 		case errors.Is(ue.err, errBrokenOff):
 			msg = errBrokenOff.Error()
+		case errors.Is(ue.err, errNoAnswer):
+			writeError(w, ue.status, "the gateway's route to the backend answered nothing: its operator must check the handlers after helpdesk_gateway")
+			return outcomeUnavailable
 		}
 		writeError(w, ue.status, msg+"; try again later")
 		return outcomeUnavailable

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/helpdesk-gateway/gateway/legacy"
@@ -170,6 +171,15 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
 		ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, maps.Clone(vars))
 	}
+	// And its own copy of the route groups done: Caddy marks a group
+	// (every rewrite of a Caddyfile, every handle block) done in a map of
+	// the request's context, so with one map a call's rewrite would be
+	// done for the next calls (they would reach the backend at the
+	// client's path), and a read ahead would write it beside a page's
+	// call. Each call starts from the groups done before the gateway.
+	if groups, ok := ctx.Value(routeGroupKey).(map[string]struct{}); ok {
+		ctx = context.WithValue(ctx, routeGroupKey, maps.Clone(groups))
+	}
 	req := f.r.Clone(ctx)
 	req.Method = http.MethodGet // a client's HEAD too: the page is cut from the body
 	req.URL.RawQuery = query
@@ -207,6 +217,11 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 			status = he.StatusCode
 		}
 		return translate.Batch{}, &upstreamError{status: status, err: err}
+	case answer.status == 0:
+		// No handler after the gateway answered: the routes after it
+		// sent the call nowhere. Caddy would answer a client an empty
+		// 200; a window needs an answer.
+		return translate.Batch{}, &upstreamError{status: http.StatusBadGateway, err: errNoAnswer}
 	case answer.status < 200 || answer.status > 299:
 		return translate.Batch{}, &statusError{answer}
 	}
@@ -218,6 +233,15 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	f.fetched += len(body.IDs)
 	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
 }
+
+// routeGroupKey is the context key under which Caddy keeps a request's
+// route groups done (caddyhttp's routeGroupCtxKey, unexported): a context
+// key of type caddy.CtxKey is its name.
+var routeGroupKey = caddy.CtxKey("route_group")
+
+// errNoAnswer is a backend call that no handler after the gateway
+// answered.
+var errNoAnswer = errors.New("no handler after helpdesk_gateway answered the backend call; check the routes after it")
 
 // errBrokenOff is a backend answer that ended before its body did.
 var errBrokenOff = errors.New("the backend's answer broke off")
