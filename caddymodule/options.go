@@ -93,6 +93,14 @@ var defaultDropEnvelopeMembers = []string{
 	"next_page_url", "prev_page_url", "first_page_url", "last_page_url", "links", "_links",
 }
 
+// keysetCountMembers are the counts of the whole list that a keyset
+// answer gives of the records above its id only (PocketBase's totalItems
+// counts what its filter matched): a page whose envelope comes from a
+// keyset call drops them too, with drop_envelope_members' names or the
+// defaults, rather than show a client a count that shrinks as it walks.
+// Pages from page or offset calls keep them.
+var keysetCountMembers = []string{"total", "totalItems", "total_items", "totalCount", "total_count", "count"}
+
 // defaultCursorEndpoints are the spec's four cursor-paged lists.
 var defaultCursorEndpoints = []string{"/calls", "/grid/reports/time", "/phone_numbers", "/tickets/history"}
 

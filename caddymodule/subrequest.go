@@ -226,7 +226,11 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 		return translate.Batch{}, &statusError{answer}
 	}
 	body := &buf.body
-	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, f.g.dropMembers); err != nil {
+	drop := f.g.dropMembers
+	if w.Keyset() {
+		drop = f.g.dropKeysetMembers
+	}
+	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, drop); err != nil {
 		return translate.Batch{}, err
 	}
 	f.read = append(f.read, buf)
