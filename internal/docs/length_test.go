@@ -16,7 +16,7 @@ import (
 func TestPagesStayShort(t *testing.T) {
 	for page, most := range map[string]int{
 		"../../README.md":           300,
-		"../../docs/performance.md": 475, // 400 until issue 40's "Cost as the list grows"
+		"../../docs/performance.md": 490, // 400 until issue 40's "Cost as the list grows", 475 until PocketBase's figures
 		"../../docs/internals.md":   150,
 	} {
 		raw, err := os.ReadFile(page)
