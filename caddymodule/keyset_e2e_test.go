@@ -303,7 +303,7 @@ func TestKeysetSharedStoreWalk(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
-		`backend_keyset "id_gt={id}"`, "readahead_store_timeout 500ms")), srv.URL)
+		`backend_keyset "id_gt={id}"`, storeTimeout, "readahead_ttl 30s")), srv.URL)
 	ids, pages := walkSharedPages(t, c.URL, "/calls", 10, "client-1", "")
 	require.Equal(t, strIDs(b.IDs("calls")), ids, "the walk is exact")
 	keyed := 0
