@@ -46,8 +46,9 @@ func TestReadAheadAcrossInstances(t *testing.T) {
 			l := &aheadList{list: newList(20_000, 3)}
 			// A store deadline no loaded machine's background read
 			// outlasts: the waits this test counts are the claims', not
-			// the deadline's (a wait past it reads for itself, by design).
-			engines := instancesAt(t, srv.URL(), 3, 10*time.Second, func(c *redisstore.Config) { c.Timeout = 5 * time.Second })
+			// the deadline's (a wait past it reads for itself, by design);
+			// and a TTL no slowed walker outlasts, as TestWalkAcrossInstances.
+			engines := instancesAt(t, srv.URL(), 3, time.Minute, func(c *redisstore.Config) { c.Timeout = 5 * time.Second })
 			var ids []string
 			pages := 0
 			req := translate.Request{List: fmt.Sprintf("calls|ahead%d", size), Size: size}
