@@ -347,9 +347,7 @@ func TestReadaheadWindowServesConcurrentPages(t *testing.T) {
 // backend about one call a page and what a _page walk steps through,
 // where it cost two calls a page and twice the steps. Exact, record for
 // record, in every dialect's page sizes. The walker lets the reads ahead
-// in flight end before each page: one that gets there first waits a
-// bound, then reads for itself, by design, which a loaded machine turns
-// into calls and steps this test would count.
+// in flight end before each page (walkCursorSettled).
 func TestReadaheadAtTheBackendLimit(t *testing.T) {
 	const records, limit = 6000, 200
 	for _, tc := range []struct {
@@ -366,20 +364,8 @@ func TestReadaheadAtTheBackendLimit(t *testing.T) {
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
 			caddymodule.TrustWalks()
-			var ids []int64
-			after, pages := "", 0
-			for {
-				caddymodule.SettleReadsAhead()
-				a, page := pageAfter(t, c.URL, "calls", tc.perPage, after)
-				ids = append(ids, page...)
-				pages++
-				if a.header.Get("next_page_cursor") == "" {
-					break
-				}
-				require.Len(t, page, tc.perPage, "a page before the last is full")
-				after = strconv.FormatInt(page[len(page)-1], 10)
-			}
-			require.Equal(t, b.IDs("calls"), ids)
+			ids, pages := walkCursorSettled(t, c.URL, "/calls", tc.perPage, "")
+			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			pageWalk := int64(0) // a _page walk by the same pages, each stepping through all before it
 			for off := 0; off < records; off += tc.perPage {
 				pageWalk += int64(min(off+tc.perPage, records))
