@@ -62,13 +62,16 @@ func (s *Store) DoneAhead(ctx context.Context, list, after string) {
 // (another walk's) finds none (the claim deletes it too).
 const doneLife = 5 * time.Second
 
-// AwaitAhead implements translate.AheadClaimer: when the read after the
-// record is claimed, a BLMOVE of its done list waits for it, for at most
-// three quarters of what is left of the store's deadline once the claim
-// is seen: a wait that lapses (a read slower than that, which the page
-// then makes itself) is an answer, and the rest of the deadline is the
-// answer's, so that a store slow to show the claim is not turned off for
-// it (TestAwaitAheadLapsesWithinTheDeadline).
+// AwaitAhead implements translate.AheadClaimer. A read after the record
+// that ended since the page's Cut (its done list there, its claim
+// deleted) is reported at once, so that the page cuts again
+// (TestAwaitAheadAfterTheRead). A read claimed is waited for by a BLMOVE
+// of its done list, for at most three quarters of what is left of the
+// store's deadline once the claim is seen: a wait that lapses (a read
+// slower than that, which the page then makes itself) is an answer, and
+// the rest of the deadline is the answer's, so that a store slow to show
+// the claim is not turned off for it
+// (TestAwaitAheadLapsesWithinTheDeadline).
 func (s *Store) AwaitAhead(ctx context.Context, list, after string) bool {
 	if s.cfg.TTL <= 0 || !s.usable(time.Now()) {
 		return false
