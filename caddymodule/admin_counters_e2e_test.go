@@ -33,7 +33,7 @@ func TestAdminCountersRelate(t *testing.T) {
 			base := "/relate-" + strconv.FormatBool(tc.store) // a label no other test counts in
 			options := "base_path " + base
 			if tc.store {
-				options += "\n\t\t" + sharedStoreOptions(redistest.Start(t), "readahead_store_timeout 500ms")
+				options += "\n\t\t" + sharedStoreOptions(redistest.Start(t), storeTimeout)
 			}
 			b := reference.New(reference.Config{Seed: 41, Records: 1000})
 			rec := &recorder{next: b}

@@ -151,7 +151,7 @@ func deploymentSite(t *testing.T, store *redistest.Server, options, backend stri
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	if store != nil {
-		options += "\n\t\treadahead_store_timeout 500ms\n\t\t" + sharedStoreOptions(store)
+		options += "\n\t\t" + sharedStoreOptions(store, storeTimeout)
 	}
 	site = fmt.Sprintf("http://:%s {\n\thelpdesk_gateway {\n\t\treadahead_ttl 30s\n\t\t%s\n\t}\n\treverse_proxy %s\n}\n",
 		port, options, backend)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
@@ -110,8 +111,31 @@ func walkCursor(t testing.TB, base, path string, perPage int, extra string) (ids
 // and the retry finds the place the first attempt taught the index.
 func walkCursorRetrying(t testing.TB, base, path string, perPage int, extra string, retries int) (ids []string, pages int) {
 	t.Helper()
+	return walkCursorEach(t, base, path, perPage, extra, retries, nil)
+}
+
+// walkCursorSettled is walkCursor for a test that counts what reads ahead
+// of the walker save (calls, records fetched or stepped through): before
+// each page it lets the reads ahead in flight end. A page that gets to a
+// window's end before the read ahead of it waits a bound (a few of the
+// list's reads, from 20 ms), then reads for itself, by design: on a
+// loaded machine, calls the count would take for the windows'. Only for
+// a walk no other request runs beside: Engine.WaitAhead must not race the
+// start of a read (sync.WaitGroup), which a concurrent page may make.
+func walkCursorSettled(t testing.TB, base, path string, perPage int, extra string) (ids []string, pages int) {
+	t.Helper()
+	return walkCursorEach(t, base, path, perPage, extra, 0, caddymodule.SettleReadsAhead)
+}
+
+// walkCursorEach is walkCursorRetrying calling before, when not nil,
+// before each page.
+func walkCursorEach(t testing.TB, base, path string, perPage int, extra string, retries int, before func()) (ids []string, pages int) {
+	t.Helper()
 	cursor := ""
 	for {
+		if before != nil {
+			before()
+		}
 		q := url.Values{}
 		q.Set("_perPage", itoa(perPage))
 		if cursor != "" {

@@ -250,7 +250,11 @@ func keysetCalls(t *testing.T, b *reference.Backend, rec *recorder, records int)
 // first keyset page's, and at the list's end one or two: near an offset
 // of thousands, no page the backend numbers holds all the rest of the
 // list) are counted apart: a walk of a backend that compares ids as
-// numbers needs no other (translate's textMayDiffer).
+// numbers needs no other (translate's textMayDiffer). The walker lets
+// the reads ahead in flight end before each page (walkCursorSettled), and
+// windows live 30s, which no walker slowed by a loaded machine outlasts
+// (at the default 2s, a slow walker's windows shrink to its pace): the
+// counts are read-ahead's, not the machine's.
 func TestKeysetCostWithReadahead(t *testing.T) {
 	const records = 5000
 	for _, perPage := range []int{10, 100} {
@@ -259,9 +263,9 @@ func TestKeysetCostWithReadahead(t *testing.T) {
 			rec := &recorder{next: b}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`), srv.URL)
+			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`+"\n\t\treadahead_ttl 30s"), srv.URL)
 			caddymodule.TrustWalks() // as a lone instance after its first walk: read-ahead's cost, not the proof's
-			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+			ids, pages := walkCursorSettled(t, c.URL, "/calls", perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
 			var checks, checkServed, checkStepped int64 // offset reads after the first page's
@@ -303,7 +307,7 @@ func TestKeysetSharedStoreWalk(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
-		`backend_keyset "id_gt={id}"`, "readahead_store_timeout 500ms")), srv.URL)
+		`backend_keyset "id_gt={id}"`, storeTimeout, "readahead_ttl 30s")), srv.URL)
 	ids, pages := walkSharedPages(t, c.URL, "/calls", 10, "client-1", "")
 	require.Equal(t, strIDs(b.IDs("calls")), ids, "the walk is exact")
 	keyed := 0

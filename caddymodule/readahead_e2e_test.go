@@ -346,7 +346,8 @@ func TestReadaheadWindowServesConcurrentPages(t *testing.T) {
 // what it holds (a head), so the walk costs the page-numbered reference
 // backend about one call a page and what a _page walk steps through,
 // where it cost two calls a page and twice the steps. Exact, record for
-// record, in every dialect's page sizes.
+// record, in every dialect's page sizes. The walker lets the reads ahead
+// in flight end before each page (walkCursorSettled).
 func TestReadaheadAtTheBackendLimit(t *testing.T) {
 	const records, limit = 6000, 200
 	for _, tc := range []struct {
@@ -363,7 +364,7 @@ func TestReadaheadAtTheBackendLimit(t *testing.T) {
 			t.Cleanup(srv.Close)
 			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
 			caddymodule.TrustWalks()
-			ids, pages := walkCursor(t, c.URL, "/calls", tc.perPage, "")
+			ids, pages := walkCursorSettled(t, c.URL, "/calls", tc.perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			pageWalk := int64(0) // a _page walk by the same pages, each stepping through all before it
 			for off := 0; off < records; off += tc.perPage {

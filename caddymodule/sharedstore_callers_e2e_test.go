@@ -202,7 +202,7 @@ func TestSharedStoreCallerFacts(t *testing.T) {
 			t.Cleanup(srv.Close)
 			store := redistest.Start(t)
 			caddyfile, instances := callerSites(t, !tc.layer4, tc.tlsSites, dir,
-				sharedStoreOptions(store, "readahead_store_timeout 500ms", "readahead_ttl 30s", tc.options), tc.proxy)
+				sharedStoreOptions(store, storeTimeout, "readahead_ttl 30s", tc.options), tc.proxy)
 			c := harness.Start(t, caddyfile, srv.URL, harness.Options{Global: tc.global})
 			base := "http://localhost" // with layer4, the callers' transports pick the instance
 			if tc.tlsSites {

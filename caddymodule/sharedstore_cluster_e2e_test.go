@@ -34,9 +34,8 @@ func TestSharedStoreCluster(t *testing.T) {
 			rec := &recorder{next: backend}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			// A deadline far above a loopback round trip, as in
-			// TestSharedStoreWholeWalk.
-			options := fmt.Sprintf("readahead_store %s\n\t\treadahead_store_key 0123456789abcdef-e2e-secret\n\t\treadahead_store_timeout 500ms", cluster.URL())
+			// The deadline and TTL of TestSharedStoreWholeWalk.
+			options := fmt.Sprintf("readahead_store %s\n\t\treadahead_store_key 0123456789abcdef-e2e-secret\n\t\t%s\n\t\treadahead_ttl 30s", cluster.URL(), storeTimeout)
 			c := harness.Start(t, scaleOutSites(t, 3, "round_robin", options), srv.URL, harness.Options{Admin: true})
 
 			ids, pages := walkSharedPages(t, c.URL, "/calls", tc.perPage, "client-1", "")

@@ -18,6 +18,16 @@ import (
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
+// storeTimeout is the readahead_store_timeout of the tests that share a
+// store and count what it saves (backend calls, records fetched, pages
+// from shared windows): far above a loopback round trip and the default
+// 50ms, so that a machine loaded as CI's is (every package at once, with
+// -race, on 2 cores) turns no store call into a miss, and no wait for
+// another instance's read ahead (three quarters of it) into a page that
+// reads for itself, by design. The faults these tests make (a store
+// killed, restarted or flushed) fail calls at once, not at the deadline.
+const storeTimeout = "readahead_store_timeout 5s"
+
 // sharedStoreOptions are the gateway options, more included, that share
 // one redis-server among the instances of scaleOutSites.
 func sharedStoreOptions(srv *redistest.Server, more ...string) string {
@@ -58,9 +68,10 @@ func TestSharedStoreWholeWalk(t *testing.T) {
 			rec := &recorder{next: backend}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			// A deadline far above a loopback round trip, so that a busy
-			// test machine does not turn the count into a fault test.
-			options := []string{"readahead_store_timeout 500ms"}
+			// A deadline no loaded machine outlasts (storeTimeout), and
+			// windows that no slowed walker outlives: the counts are the
+			// windows', not the deadline's or the TTL's.
+			options := []string{storeTimeout, "readahead_ttl 30s"}
 			if tc.envelope != "" {
 				options = append(options, "records_path "+tc.envelope)
 			}

@@ -30,9 +30,11 @@ import (
 // makes the walk cheap: the same walk without readahead_store costs about
 // one backend call a page.
 //
-// Store calls get a deadline of 500ms, far above the default 50ms, so
-// that a loaded machine running -race does not turn store round trips
-// into misses where a test counts backend calls.
+// Store calls get a deadline of storeTimeout, far above the default 50ms,
+// and windows a TTL of 30s, so that a loaded machine running -race does
+// not turn store round trips, or waits for another instance's read ahead,
+// into misses where a test counts backend calls, nor let a window lapse
+// under a walker it slowed.
 
 // sharedStoreBackoff is how long a test that brought the store back
 // after an outage waits before it expects pages from the store again: an
@@ -53,7 +55,7 @@ var liveAgentBackend = exampleBackend{limit: 1000}
 func sharedStoreSites(t *testing.T, store *redistest.Server, options string) string {
 	t.Helper()
 	if store != nil {
-		options = sharedStoreOptions(store, "readahead_store_timeout 500ms", options)
+		options = sharedStoreOptions(store, storeTimeout, "readahead_ttl 30s", options)
 	}
 	return scaleOutSites(t, 3, "round_robin", strings.TrimSpace(options))
 }
@@ -417,7 +419,7 @@ func TestSharedStoreACLUser(t *testing.T) {
 
 	const password = "acl-test-password-0123"
 	store := redistest.Start(t, append([]string{"--user", "hdgw", "on", ">" + password}, strings.Fields(storeACL)...)...)
-	options := strings.Replace(sharedStoreOptions(store, "readahead_store_timeout 500ms"),
+	options := strings.Replace(sharedStoreOptions(store, storeTimeout),
 		store.URL(), "redis://hdgw:"+password+"@"+store.Addr()+"/0", 1)
 	require.Contains(t, options, "hdgw:"+password)
 	s, c := churnedWalksBehind(t, liveAgentBackend, 3000, scaleOutSites(t, 3, "round_robin", options), true, harness.Options{Admin: true})

@@ -62,9 +62,16 @@ func (s *Store) DoneAhead(ctx context.Context, list, after string) {
 // (another walk's) finds none (the claim deletes it too).
 const doneLife = 5 * time.Second
 
-// AwaitAhead implements translate.AheadClaimer: when the read after the
-// record is claimed, a BLMOVE of its done list waits for it, for at most
-// three quarters of the store's deadline.
+// AwaitAhead implements translate.AheadClaimer. A read after the record
+// that ended since the page's Cut (its done list there, its claim
+// deleted) is reported at once, so that the page cuts again
+// (TestAwaitAheadAfterTheRead). A read claimed is waited for by a BLMOVE
+// of its done list, for at most three quarters of what is left of the
+// store's deadline once the claim is seen: a wait that lapses (a read
+// slower than that, which the page then makes itself) is an answer, and
+// the rest of the deadline is the answer's, so that a store slow to show
+// the claim is not turned off for it
+// (TestAwaitAheadLapsesWithinTheDeadline).
 func (s *Store) AwaitAhead(ctx context.Context, list, after string) bool {
 	if s.cfg.TTL <= 0 || !s.usable(time.Now()) {
 		return false
@@ -77,17 +84,27 @@ func (s *Store) AwaitAhead(ctx context.Context, list, after string) bool {
 		s.failed("ahead", err)
 		return false
 	}
-	n, err := nd.client.Exists(ctx, base+"a:"+after).Result()
-	if err != nil {
+	// The claim, and the done list: a read that ended between the page's
+	// Cut and this call has deleted its claim, and the page must cut
+	// again, not read the window for itself (TestAwaitAheadAfterTheRead).
+	done := base + "d:" + after
+	pipe := nd.client.Pipeline()
+	claimed, ended := pipe.Exists(ctx, base+"a:"+after), pipe.Exists(ctx, done)
+	if _, err := pipe.Exec(ctx); err != nil {
 		s.failed("ahead", err)
 		return false
 	}
-	if n == 0 {
+	if claimed.Val() == 0 {
 		s.answered()
-		return false
+		return ended.Val() > 0
 	}
-	done := base + "d:" + after
-	wait := strconv.FormatFloat((s.cfg.Timeout * 3 / 4).Seconds(), 'f', 3, 64)
+	d, _ := ctx.Deadline() // WithTimeout's, or an earlier one of the caller's
+	left := time.Until(d)
+	if left*3/4 < time.Millisecond {
+		s.answered()
+		return true // no time left to wait: BLMOVE's 0 would wait for ever
+	}
+	wait := strconv.FormatFloat((left * 3 / 4).Seconds(), 'f', 3, 64)
 	if err := nd.client.Do(ctx, "BLMOVE", done, done, "LEFT", "LEFT", wait).Err(); err != nil && err != redis.Nil {
 		s.failed("ahead", err)
 		return false

@@ -23,7 +23,7 @@ var maxCallsPerPage = map[int]float64{10: 0.05, 100: 0.25}
 // the walk's windows and the count its meaning. The faults these tests
 // make fail calls at once (a refused connection, MOVED, a connection
 // the sentinel closed), whatever the deadline.
-func slowMachine(c *redisstore.Config) { c.Timeout = 2 * time.Second }
+func slowMachine(c *redisstore.Config) { c.Timeout = 5 * time.Second }
 
 // sharedWalk walks l through engines, round robin, calling between
 // before each page after the first, and checks that the walk is exact;
