@@ -47,7 +47,9 @@ func gapAfter(t *testing.T, ids []int64, i int) int64 {
 }
 
 // TestReadaheadUnderChurn walks every cursor list by cursor at _perPage
-// 10, read-ahead on as by default, while the backend churns on its own and
+// 10, read-ahead on as by default, while the backend churns (each walker
+// makes random inserts and deletes anywhere in every list after each page:
+// a rate per second would churn more the slower the machine walks) and
 // each walker changes its list right where its window lies: after each
 // page it deletes the cursor's record and now and then the one after it,
 // and inserts records right after the cursor. The walks are served mostly
@@ -55,13 +57,9 @@ func gapAfter(t *testing.T, ids []int64, i int) int64 {
 // keep the walk-level guarantee: ids strictly increase, no duplicate, and
 // every record that existed for the whole walk appears.
 func TestReadaheadUnderChurn(t *testing.T) {
-	b := reference.New(reference.Config{Seed: 23, Records: 1500, ChurnPerSecond: 300, RecordDeletions: true})
-	b.Start()
+	b := reference.New(reference.Config{Seed: 23, Records: 1500, RecordDeletions: true})
 	srv := httptest.NewServer(b)
-	t.Cleanup(func() {
-		srv.Close()
-		b.Close()
-	})
+	t.Cleanup(srv.Close)
 	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
 	caddymodule.TrustWalks() // as a lone instance after its first walk
 
@@ -103,6 +101,7 @@ func TestReadaheadUnderChurn(t *testing.T) {
 				}
 				_ = b.Insert(list, last+1)
 				_ = b.Insert(list, last+2)
+				b.Churn(1)
 			}
 			res.calls = int(b.Requests(list) - before)
 			results[i] = res

@@ -75,17 +75,15 @@ var storeWalkPlans = []struct {
 
 // sharedStoreWalksOf is churnedWalksBehind for a storeBackend, through
 // three gateway instances behind round_robin sharing store, with the
-// backend's own Config. With churn the backend churns, and the
-// mischief returned changes the list where each backend call looks, as
+// backend's own Config. With churn the mischief returned changes the
+// list where each backend call looks (the test churns it anywhere, a few
+// records a page), as
 // in TestDialectsUnderChurn; without it the list changes between walks
 // only (churnedWalks.start).
 func sharedStoreWalksOf(t *testing.T, k storeBackend, records int, churn bool, store *redistest.Server) (*churnedWalks, *mischief) {
 	cfg := reference.Config{Seed: 33, Records: records, MaxPerPage: k.e.limit, Envelope: k.e.envelope, Paging: k.e.paging}
 	if k.fixed {
 		cfg.FixedPerPage = map[string]int{"calls": k.e.limit}
-	}
-	if churn {
-		cfg.ChurnPerSecond = float64(records) / 4
 	}
 	b := reference.New(cfg)
 	var (
@@ -147,6 +145,12 @@ func TestSharedStoreDialects(t *testing.T) {
 							w.perPage = plan.sizes[1]
 						}
 						s.step(w)
+						if churn {
+							// Anywhere in the list, a few records a page
+							// (a per-second rate would churn more of the
+							// list the slower the machine walks it).
+							s.b.Churn(3)
+						}
 						if m != nil && !w.done {
 							// Between pages too, where the next one
 							// starts and inside the windows the store
