@@ -47,6 +47,14 @@ func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), boo
 	if client, ok := f.r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Map(client.Get)
 	}
+	// And the route groups done before the gateway, which decide whether
+	// a rewrite after it applies (a Caddyfile's rewrites are one group):
+	// the read's calls go where the page's calls go.
+	if done, ok := r.Context().Value(routeGroupKey).(map[string]struct{}); ok {
+		if groups, ok := f.r.Context().Value(routeGroupKey).(map[string]struct{}); ok {
+			maps.Copy(done, groups)
+		}
+	}
 	d := newFetcher(g, r, f.next, f.forward)
 	d.ep = f.ep
 	done := func(err error) {

@@ -78,3 +78,36 @@ http://:0 {
 	require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
 	assert.Contains(t, a.message(t), "handlers after helpdesk_gateway")
 }
+
+// TestReadAheadGoesWhereThePageGoes: a Caddyfile's rewrites are one
+// group, so a rewrite before the gateway that matched the client's
+// request skips the one after it, for the page's calls as Caddy would for
+// the request. A read ahead of the walker makes its calls from a request
+// of its own, which starts with the groups the client's had done: its
+// calls reach the backend the page's reach (/calls here), never the one
+// the skipped rewrite names (/api/v1/calls, another list).
+func TestReadAheadGoesWhereThePageGoes(t *testing.T) {
+	b := reference.New(reference.Config{Seed: 28, Records: 300})
+	other := reference.New(reference.Config{Seed: 29, Records: 300})
+	mux := http.NewServeMux()
+	mux.Handle("/calls", b)
+	mux.Handle("/api/v1/", http.StripPrefix("/api/v1", other))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, `
+http://:0 {
+	route {
+		rewrite /old/calls /calls
+		helpdesk_gateway
+		rewrite * /api/v1{path}
+		reverse_proxy {backend}
+	}
+}
+`, srv.URL)
+	caddymodule.TrustWalks()
+	for walk := range 2 {
+		ids, _ := walkCursor(t, c.URL, "/old/calls", 7, "")
+		assert.Equal(t, strIDs(b.IDs("calls")), ids, "walk %d", walk)
+	}
+	assert.Zero(t, other.Requests("calls"), "no call went where the skipped rewrite points")
+}
