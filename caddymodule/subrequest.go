@@ -240,8 +240,10 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 
 // routeGroupKey is the context key under which Caddy keeps a request's
 // route groups done (caddyhttp's routeGroupCtxKey, unexported): a context
-// key of type caddy.CtxKey is its name.
-var routeGroupKey = caddy.CtxKey("route_group")
+// key of type caddy.CtxKey is its name. A constant, as caddyhttp.VarsCtxKey
+// is: a variable would cost an allocation each time it is asked for
+// (TestFetchAllocations).
+const routeGroupKey caddy.CtxKey = "route_group"
 
 // errNoAnswer is a backend call that no handler after the gateway
 // answered.
