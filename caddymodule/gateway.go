@@ -166,21 +166,20 @@ type Gateway struct {
 	shadowNames []string        // the names parameters must not pass for; see shadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	dropMembers legacy.Members  // DropEnvelopeMembers
-	// dropKeysetMembers: dropMembers and keysetCountMembers, for keyset calls' answers
-	dropKeysetMembers legacy.Members
-	exposed           []string // the page headers a browser's script may read
-	endpoints         map[string]*endpoint
-	spellings         map[string]string      // spelling -> endpoint path; see routing.go
-	windows           *translate.MemoryStore // what is kept per caller's list: learned state, walks, windows
-	store             *sharedStore           // readahead_store: the walks and windows instead, when set
-	deploy            *deploymentState       // the fingerprint that keeps deployments apart in the store
-	stopPurge         func()                 // stops the timer that drops expired windows, so an idle gateway lets them go
-	filters           *ticketfilter.FilterValidator
-	openAPIDoc        []byte // the document served at OpenAPIPath
-	logger            *zap.Logger
-	life              context.Context // the config's: it ends when the config is unloaded
-	loaded            time.Time       // when Provision ran, for the admin endpoint
-	stoodDown         *atomic.Bool    // read-ahead stands down: walks were seen to leave (stay.go)
+	dropKeyset  legacy.Members  // and, for keyset calls' answers, keysetCountMembers
+	exposed     []string        // the page headers a browser's script may read
+	endpoints   map[string]*endpoint
+	spellings   map[string]string      // spelling -> endpoint path; see routing.go
+	windows     *translate.MemoryStore // what is kept per caller's list: learned state, walks, windows
+	store       *sharedStore           // readahead_store: the walks and windows instead, when set
+	deploy      *deploymentState       // the fingerprint that keeps deployments apart in the store
+	stopPurge   func()                 // stops the timer that drops expired windows, so an idle gateway lets them go
+	filters     *ticketfilter.FilterValidator
+	openAPIDoc  []byte // the document served at OpenAPIPath
+	logger      *zap.Logger
+	life        context.Context // the config's: it ends when the config is unloaded
+	loaded      time.Time       // when Provision ran, for the admin endpoint
+	stoodDown   *atomic.Bool    // read-ahead stands down: walks were seen to leave (stay.go)
 }
 
 // endpoint is one owned path.
@@ -245,11 +244,11 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	for _, name := range g.DropEnvelopeMembers {
 		g.dropMembers[name] = true
 	}
-	g.dropKeysetMembers = g.dropMembers
+	g.dropKeyset = g.dropMembers
 	if g.BackendKeyset != "" {
-		g.dropKeysetMembers = maps.Clone(g.dropMembers)
+		g.dropKeyset = maps.Clone(g.dropMembers)
 		for _, name := range keysetCountMembers {
-			g.dropKeysetMembers[name] = true
+			g.dropKeyset[name] = true // never the records' member: Body.ParseWithout keeps it
 		}
 	}
 	g.exposed = []string{nextPageCursor}

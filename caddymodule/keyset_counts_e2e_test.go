@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +63,34 @@ func TestKeysetPagesShowNoShrinkingCount(t *testing.T) {
 			assert.Equal(t, fmt.Sprint(len(all)), string(env["total"]), "_page keeps the list's count")
 		})
 	}
+}
+
+// TestKeysetRecordsUnderACountName: a list whose records sit under one
+// of the count names ("count" here) keeps them on keyset pages: the
+// records' member is never dropped (Body.ParseWithout), whatever drops.
+func TestKeysetRecordsUnderACountName(t *testing.T) {
+	const n = 50
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		size, _ := strconv.Atoi(q.Get("_perPage"))
+		page, _ := strconv.Atoi(q.Get("_page"))
+		from := max(page-1, 0) * size
+		if after := q.Get("id_gt"); after != "" {
+			from, _ = strconv.Atoi(after) // ids 1..n: the records above id x start at offset x
+		}
+		recs := []string{}
+		for id := from + 1; id <= min(from+size, n); id++ {
+			recs = append(recs, fmt.Sprintf(`{"id":%d}`, id))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"count":[%s],"total":%d}`, strings.Join(recs, ","), n-from)
+	}))
+	t.Cleanup(srv.Close)
+	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\trecords_path count"), srv.URL)
+	var want []string
+	for id := 1; id <= n; id++ {
+		want = append(want, strconv.Itoa(id))
+	}
+	ids := walkDialect(t, c.URL, 7, func(a answer) []string { return a.ids(t, "count") })
+	assert.Equal(t, want, ids)
 }

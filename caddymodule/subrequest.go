@@ -228,7 +228,7 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	body := &buf.body
 	drop := f.g.dropMembers
 	if w.Keyset() {
-		drop = f.g.dropKeysetMembers
+		drop = f.g.dropKeyset
 	}
 	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, drop); err != nil {
 		return translate.Batch{}, err
