@@ -164,23 +164,8 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	query := requestURI[len(path)+1:]
 	f.queries = append(f.queries, query)
 	// Each call gets a fresh clone with its own query: the client's request
-	// must stay as it came for the calls after this one. It gets its own
-	// copy of the Caddy vars too: reverse_proxy writes its dial details
-	// there, and a dial it started may read them after the call returned,
-	// while the next call writes them.
-	if vars, ok := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any); ok {
-		ctx = context.WithValue(ctx, caddyhttp.VarsCtxKey, maps.Clone(vars))
-	}
-	// And its own copy of the route groups done: Caddy marks a group
-	// (every rewrite of a Caddyfile, every handle block) done in a map of
-	// the request's context, so with one map a call's rewrite would be
-	// done for the next calls (they would reach the backend at the
-	// client's path), and a read ahead would write it beside a page's
-	// call. Each call starts from the groups done before the gateway.
-	if groups, ok := ctx.Value(routeGroupKey).(map[string]struct{}); ok {
-		ctx = context.WithValue(ctx, routeGroupKey, maps.Clone(groups))
-	}
-	req := f.r.Clone(ctx)
+	// must stay as it came for the calls after this one (callContext).
+	req := f.r.Clone(newCallContext(ctx))
 	req.Method = http.MethodGet // a client's HEAD too: the page is cut from the body
 	req.URL.RawQuery = query
 	req.RequestURI = requestURI
@@ -236,6 +221,45 @@ func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batc
 	f.read = append(f.read, buf)
 	f.fetched += len(body.IDs)
 	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
+}
+
+// callContext is a backend call's context: the request's, with the call's
+// own copies of the two maps that Caddy's handlers write per request, in
+// one context where two WithValue layers were an allocation each.
+//   - The vars: reverse_proxy writes its dial details there, and a dial
+//     it started may read them after the call returned, while the next
+//     call writes them.
+//   - The route groups done: Caddy marks a group (every rewrite of a
+//     Caddyfile, every handle block) done in a map, so with one map a
+//     call's rewrite would be done for the next calls (they would reach
+//     the backend at the client's path), and a read ahead would write it
+//     beside a page's call. Each call starts from the groups done before
+//     the gateway.
+type callContext struct {
+	context.Context
+	vars   map[string]any
+	groups map[string]struct{}
+}
+
+// newCallContext returns ctx with the call's own copies of its maps, or
+// ctx when it has neither.
+func newCallContext(ctx context.Context) context.Context {
+	vars, _ := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any)
+	groups, _ := ctx.Value(routeGroupKey).(map[string]struct{})
+	if vars == nil && groups == nil {
+		return ctx
+	}
+	return &callContext{Context: ctx, vars: maps.Clone(vars), groups: maps.Clone(groups)}
+}
+
+func (c *callContext) Value(key any) any {
+	switch {
+	case key == caddyhttp.VarsCtxKey && c.vars != nil:
+		return c.vars
+	case key == routeGroupKey && c.groups != nil:
+		return c.groups
+	}
+	return c.Context.Value(key)
 }
 
 // routeGroupKey is the context key under which Caddy keeps a request's
