@@ -39,9 +39,15 @@ type adminReport struct {
 			WindowsEvicted int64  `json:"windows_evicted"`
 			WindowsExpired int64  `json:"windows_expired"`
 			Walks          *struct {
-				Trusted   bool      `json:"trusted"`
-				Continued int64     `json:"continued"`
-				Signs     int64     `json:"other_instance_cursors"`
+				Proven       int   `json:"lists_proven"`
+				StandingDown int   `json:"lists_standing_down"`
+				Continued    int64 `json:"continued"`
+				Signs        struct {
+					ContinuedElsewhere int64 `json:"continued_elsewhere"`
+					NotIssuedHere      int64 `json:"not_issued_here"`
+				} `json:"signs"`
+				Reused    int64     `json:"reused"`
+				Late      int64     `json:"late"`
 				StoodDown int64     `json:"stood_down"`
 				LastSign  time.Time `json:"last_sign"`
 			} `json:"walks"`

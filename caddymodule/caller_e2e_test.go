@@ -15,6 +15,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // keyedBackend shows each API key its own records, as a multi-tenant
@@ -412,7 +413,7 @@ func TestProxyIdentityHeadersSeparateCallers(t *testing.T) {
 	})
 	t.Run("the forwarding chain is per request", func(t *testing.T) {
 		w := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-erin", "X-Forwarded-Host", "api.example", "X-Forwarded-Proto", "https")}
-		for range 3 {
+		for range 2 + liststore.ProofHits { // her walk proves that her walks stay
 			w.next(t)
 		}
 		probe := &keyedWalker{base: c.URL, perPage: 10, cursor: w.cursor, headers: fixed("X-Api-Key", "a-erin", "X-Forwarded-Host", "api.example:443", "X-Forwarded-Proto", "http", "X-Forwarded-Port", "80")}

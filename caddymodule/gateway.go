@@ -179,7 +179,6 @@ type Gateway struct {
 	logger      *zap.Logger
 	life        context.Context // the config's: it ends when the config is unloaded
 	loaded      time.Time       // when Provision ran, for the admin endpoint
-	stoodDown   *atomic.Bool    // read-ahead stands down: walks were seen to leave (stay.go)
 }
 
 // endpoint is one owned path.

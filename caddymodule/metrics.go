@@ -54,8 +54,7 @@ var metrics = struct {
 	storeErrors      *prometheus.CounterVec
 	aheadCalls       prometheus.Counter
 	aheadErrors      prometheus.Counter
-	otherCursors     prometheus.Counter
-	stoodDown        prometheus.GaugeFunc
+	stays            []prometheus.Collector // stay.go
 }{}
 
 func registerMetrics(registry *prometheus.Registry) error {
@@ -120,22 +119,7 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "readahead_background_errors_total",
 			Help: "Reads ahead of walkers that failed; each walker reads its page when it gets there instead.",
 		})
-		metrics.otherCursors = prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: ns, Name: "readahead_other_instance_cursors_total",
-			Help: "Cursors an instance with no readahead_store did not hand out, arriving while the same caller walked the same list on it: pages of one walk arrive at several instances, and its read-ahead stands down.",
-		})
-		metrics.stoodDown = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Namespace: ns, Name: "readahead_stood_down",
-			Help: "Running gateways whose read-ahead stands down because pages of one walk arrive at several instances (no readahead_store): 0 behind a sticky balancer or on one instance.",
-		}, func() float64 {
-			n := 0
-			for _, g := range runningGateways() {
-				if g.standsDown() {
-					n++
-				}
-			}
-			return float64(n)
-		})
+		metrics.stays = stayCollectors(ns)
 		for _, r := range filterReasons {
 			metrics.filterRejections.WithLabelValues(r)
 		}
@@ -160,9 +144,9 @@ func registerMetrics(registry *prometheus.Registry) error {
 // collectors are the gateway's collectors, as registerMetrics registers
 // them (made by its first call).
 func collectors() []prometheus.Collector {
-	return []prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
+	return append([]prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
 		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads, metrics.storeErrors,
-		metrics.aheadCalls, metrics.aheadErrors, metrics.otherCursors, metrics.stoodDown}
+		metrics.aheadCalls, metrics.aheadErrors}, metrics.stays...)
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what

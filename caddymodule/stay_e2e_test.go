@@ -14,25 +14,29 @@ import (
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
-// walksSeen sums what the running gateways' read-ahead saw of walks
-// (the admin endpoint's readahead.walks): cursors other instances handed
-// out, and how many gateways trust their windows.
-func walksSeen(t *testing.T, c *harness.Caddy) (signs int64, trusted int) {
+// adminReportOf reads c's admin endpoint /helpdesk/endpoints.
+func adminReportOf(t *testing.T, c *harness.Caddy) adminReport {
 	t.Helper()
 	resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var rep adminReport
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
-	for _, g := range rep.Gateways {
+	return rep
+}
+
+// walksSeen sums what the running gateways' read-ahead saw of walks
+// (the admin endpoint's readahead.walks): the signs that callers' walks
+// go on at other instances, and the callers' lists proven to stay.
+func walksSeen(t *testing.T, c *harness.Caddy) (signs int64, proven int) {
+	t.Helper()
+	for _, g := range adminReportOf(t, c).Gateways {
 		w := g.Readahead.Walks
 		require.NotNil(t, w, "read-ahead with no store shows what it saw of walks")
-		signs += w.Signs
-		if w.Trusted {
-			trusted++
-		}
+		signs += w.Signs.ContinuedElsewhere + w.Signs.NotIssuedHere
+		proven += w.Proven
 	}
-	return signs, trusted
+	return signs, proven
 }
 
 // TestDefaultConfigBehindRoundRobin: three instances with the default
@@ -40,10 +44,10 @@ func walksSeen(t *testing.T, c *harness.Caddy) (signs int64, trusted int) {
 // caller walking back to back while the backend churns and the list
 // changes between walks (three walks at 7 a page, then three at 100), in the page, offset and keyset dialects and at
 // several page sizes: every walk is exact (every record that existed for
-// the whole walk, with its bytes), since no instance proves that walks
-// stay on it; each saw cursors the others handed out. Behind a sticky
-// policy (client_ip_hash: every test client is 127.0.0.1) read-ahead
-// proves itself in the first walk and serves most pages of the next.
+// the whole walk, with its bytes), since no instance sees a walk of the
+// caller run the proof (liststore/stay.go). Behind a sticky policy
+// (client_ip_hash: every test client is 127.0.0.1) read-ahead proves
+// itself in the first walk and serves most pages of the next.
 func TestDefaultConfigBehindRoundRobin(t *testing.T) {
 	for i, e := range exampleBackends {
 		lb := []string{"round_robin", "random"}[i%2]
@@ -54,10 +58,9 @@ func TestDefaultConfigBehindRoundRobin(t *testing.T) {
 					walkThrough(s, fmt.Sprintf("walk %d by %d", n+1, perPage), perPage)
 				}
 			}
-			signs, trusted := walksSeen(t, c)
-			assert.Positive(t, signs, "instances saw cursors other instances handed out")
-			assert.Zero(t, trusted, "no instance trusts its windows behind round robin")
-			assert.Equal(t, 3.0, metricSum(t, c, "helpdesk_gateway_readahead_stood_down"), "read-ahead stands down on the three instances")
+			_, proven := walksSeen(t, c)
+			assert.Zero(t, proven, "no instance proves the caller's walks behind round robin")
+			assert.Zero(t, metricSum(t, c, "helpdesk_gateway_readahead_lists_proven"), "the metric counts what the admin endpoint does")
 		})
 	}
 	t.Run("sticky", func(t *testing.T) {
@@ -67,10 +70,11 @@ func TestDefaultConfigBehindRoundRobin(t *testing.T) {
 		second := walkThrough(s, "walk 2", 10)
 		t.Logf("calls a page: %.3f in the first walk, %.3f in the second", callsPerPage(first), callsPerPage(second))
 		assert.Less(t, callsPerPage(second), 0.3, "read-ahead serves a proven instance's walks")
-		signs, trusted := walksSeen(t, c)
+		signs, proven := walksSeen(t, c)
 		assert.Zero(t, signs, "a sticky balancer sends every page of a walk to one instance")
-		assert.Equal(t, 1, trusted, "the instance the client reaches trusts its windows")
-		assert.Zero(t, metricSum(t, c, "helpdesk_gateway_readahead_stood_down"))
+		assert.Equal(t, 1, proven, "the instance the client reaches proves the caller's walks")
+		assert.Equal(t, 1.0, metricSum(t, c, "helpdesk_gateway_readahead_lists_proven"), "the metric counts what the admin endpoint does")
+		assert.Zero(t, metricSum(t, c, "helpdesk_gateway_readahead_lists_standing_down"))
 	})
 }
 

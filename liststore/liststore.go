@@ -132,4 +132,7 @@ type Walked struct {
 	// nil; Window an answer of this page to keep as a window, or nil. Its
 	// bytes are set (StoredWindow.SetSource).
 	From, Window *StoredWindow
+	// Ahead says the page is a window read ahead of the walker (walk.go),
+	// whose cursor Last no client was handed.
+	Ahead bool
 }

@@ -52,9 +52,11 @@ type Memory[S any] struct {
 	// evicted, with the store's lock held: it must not call the store.
 	OnDrop func(expired bool)
 
-	// stays proves that walks stay on this instance before its windows
-	// serve (stay.go).
-	stays stay
+	// stays counts what the lists' proofs that walks stay on this
+	// instance saw (stay.go); seen is the latest page time a Cut was
+	// given, the clock Stay reads quiet times by.
+	stays stays
+	seen  time.Time
 }
 
 // Owner is what the store asks of the engine's object of each list (S)
@@ -92,6 +94,12 @@ type List struct {
 	// for the same id, made again from it, would serve the forgotten walk
 	// the past. Expiry needs none: older windows expire first.
 	floor time.Time
+	// proof is whether the list's walks were seen to stay here, and began
+	// the latest page asked of it here that began a walk here (no cursor,
+	// or one with no live entry), across which no run of hits counts
+	// (stay.go).
+	proof proof
+	began time.Time
 }
 
 // Key is the list identity l is the object of, in full.
@@ -108,10 +116,13 @@ type entry[S any] struct {
 	own S
 }
 
-// chain is a walk chain entry: see Walked.
+// chain is a walk chain entry: see Walked. credit is how many more
+// times clients were handed its cursor here than they brought it back:
+// a cursor that comes back with none left is reused (stay.go).
 type chain struct {
 	at, made time.Time
 	walk     Walk
+	credit   int32
 }
 
 // queued is a chain entry in the order entries were made. An entry made
@@ -221,36 +232,84 @@ func (s *Memory[S]) get(name string) *entry[S] {
 		return l
 	}
 	l := &entry[S]{List: List{key: name, bytes: s.listBytes + int64(len(name)), floor: s.gone}}
+	if s.stays.trustNew {
+		l.proof.trusted = true
+	}
 	l.elem = s.lru.PushFront(l)
 	s.lists[name] = l
 	s.bytes += l.bytes
 	return l
 }
 
-// Cut implements WalkStore: the walk rule's check (walk.go).
+// Cut implements WalkStore: the walk rule's check (walk.go), and the
+// proof that the list's walks stay here (stay.go).
 func (s *Memory[S]) Cut(_ context.Context, name string, q CutQuery) (c CutResult) {
 	c.At = q.Now // the instance's clock is the store's
-	if s.ttl <= 0 || q.After == "" {
+	if s.ttl <= 0 {
 		return c
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if q.Now.After(s.seen) {
+		s.seen = q.Now
+	}
 	l := s.lists[name]
 	if l == nil {
 		return c
 	}
-	s.lru.MoveToFront(l.elem)
-	s.expire(&l.List, q.Now)
-	e, ok := l.chains[q.After]
-	if !ok || q.Now.Sub(e.made) >= s.ttl {
-		// expire pops in queue order, which concurrent pages may skew
-		if !q.Probe && len(l.queue) > 0 && q.Now.Sub(l.queue[len(l.queue)-1].made) < s.ttl {
-			s.stays.sign(q.Now) // the list is walked here, this page was served elsewhere
-		}
+	if q.After == "" {
+		l.began = q.Now // a walk of the list begins here: runs start again (stay.go)
 		return c
 	}
-	if !s.stays.admits(q.Now, q.Probe) {
-		return c // not proven that walks stay here: as with read-ahead off
+	s.lru.MoveToFront(l.elem)
+	s.expire(&l.List, q.Now)
+	e, live := l.chains[q.After]
+	live = live && q.Now.Sub(e.made) < s.ttl
+	if q.Probe {
+		// The engine's own cursor, under a page the walk rule admitted.
+		if !live || !l.proof.trusted {
+			return c
+		}
+	} else {
+		if kind := s.signOf(&l.List, q.After, q.Size, e, live); kind != NoSign {
+			s.stays.sign(&l.proof, kind, q.Now)
+		}
+		if !live {
+			l.began = q.Now // a walk begins here, at a cursor handed out elsewhere or built by hand
+			return c
+		}
+		s.stays.hits.Add(1)
+		c.Continues, c.Walk, c.Made = true, e.walk, e.made
+		reused, late := e.credit <= 0, q.Now.Sub(e.made) >= e.walk.Lease(q.Size, s.ttl)
+		if !reused {
+			e.credit--
+			l.chains[q.After] = e
+		}
+		switch {
+		case reused:
+			s.stays.reused.Add(1)
+			c.Walk.Run = 0
+		case late:
+			s.stays.late.Add(1)
+			c.Walk.Run = 0
+		case e.made.Before(l.began):
+			c.Walk.Run = 1 // a walk of the list began here since: runs start again
+		default:
+			c.Walk.Run++ // handed out for this walk, back in time
+			s.stays.hit(&l.proof, c.Walk.Run, q.Now)
+		}
+		if !l.proof.trusted {
+			// Not proven: no window serves. The walk reads ahead all the
+			// same, growing its windows only along a run, so that a sign
+			// can show, and a proven list's walks have their windows.
+			if c.Walk.Run <= 1 {
+				c.Walk.Size, c.Walk.Backoff = 0, false
+			}
+			return c
+		}
+		if reused || late {
+			return c // cold: one call, whose answer is the walk's next window
+		}
 	}
 	c.Continues, c.Walk, c.Made = true, e.walk, e.made
 	if q.Fresh {
@@ -268,6 +327,39 @@ func (s *Memory[S]) Cut(_ context.Context, name string, q CutQuery) (c CutResult
 		}
 	}
 	return c
+}
+
+// index returns the index of the first of w's ids at or above id.
+func (s *Memory[S]) index(w *StoredWindow, id string) int {
+	return sort.Search(len(w.IDs), func(i int) bool { return s.compare(w.IDs[i], id) >= 0 })
+}
+
+// signOf reports whether a client's cursor after, whose chain entry here
+// is e when live, is a sign that the list's walks go on elsewhere: it
+// lands inside one of the list's windows past the furthest page served
+// from it, and no page this instance served since the window was read
+// ended there (stay.go). The caller holds s.mu.
+func (s *Memory[S]) signOf(l *List, after string, size int, e chain, live bool) SignKind {
+	for _, w := range l.windows {
+		n := len(w.IDs)
+		if n == 0 || w.reach >= n-1 || s.compare(after, w.IDs[n-1]) > 0 {
+			continue // nothing past its reach, or the cursor past it
+		}
+		if w.reach >= 0 && s.compare(after, w.IDs[w.reach]) <= 0 || w.reach < 0 && s.compare(after, w.IDs[0]) < 0 {
+			continue // at or before its reach
+		}
+		if s.index(w, after)-w.reach > signPages*size {
+			continue // further on than a walk goes in a few pages: another walk (a parallel export's worker)
+		}
+		if live && !e.made.Before(w.At.Add(-e.walk.inFlight(size))) {
+			continue // a page served here ended there since the window was read, or just before it
+		}
+		if live {
+			return ContinuedElsewhere
+		}
+		return NotIssuedHere
+	}
+	return NoSign
 }
 
 // cut returns the window of l read no earlier than at that holds the
@@ -307,6 +399,7 @@ func (s *Memory[S]) cut(l *List, after string, size int, at time.Time) (*StoredW
 	}
 	if part != nil {
 		part.read += len(part.IDs) - partK
+		part.reach = len(part.IDs) - 1 // the page takes every record after the cursor
 	}
 	return part, partK
 }
@@ -323,7 +416,14 @@ func (s *Memory[S]) Walked(_ context.Context, name string, p Walked) {
 	if p.More && p.Last != "" {
 		id = strings.Clone(p.Last) // the page's ids live in a fetcher's buffer
 		e := chain{at: p.At, made: p.Now, walk: p.Walk}
-		if old, ok := l.chains[id]; ok && old.at.After(e.at) {
+		old, ok := l.chains[id]
+		if ok && p.Now.Sub(old.made) < s.ttl {
+			e.credit = old.credit
+		}
+		if !p.Ahead {
+			e.credit++ // a client holds this cursor now (stay.go)
+		}
+		if ok && old.at.After(e.at) {
 			// The rule must hold for every walk that holds this cursor; and
 			// a later entry made by a read ahead (walk.go) has the size of
 			// the window it read, which the walk grows from.
@@ -341,6 +441,9 @@ func (s *Memory[S]) Walked(_ context.Context, name string, p Walked) {
 	}
 	if w := p.From; w != nil && w.list == &l.List {
 		w.tip = id
+		if p.Last != "" {
+			w.reach = max(w.reach, min(s.index(w, p.Last), len(w.IDs)-1))
+		}
 	}
 	if w := p.Window; w != nil && !p.Now.Before(l.floor) {
 		if w.bytes+windowBytes <= s.memory {
@@ -360,6 +463,7 @@ func (s *Memory[S]) keep(l *List, w *StoredWindow, p Walked, id string) {
 	w.list, w.At, w.tip = l, p.At, id
 	w.bytes += windowBytes
 	w.unread = len(w.IDs) - sort.Search(len(w.IDs), func(i int) bool { return s.compare(w.IDs[i], p.Last) > 0 })
+	w.reach = len(w.IDs) - w.unread - 1 // -1: a window read ahead, no page served from it yet
 	i := 0
 	for i < len(l.windows) && !l.windows[i].At.Before(w.At) {
 		i++

@@ -42,9 +42,10 @@ import "time"
 // answer read before the walk's first page began: every record that
 // existed for the whole walk is in the answer that served its part of the
 // list, whoever read the windows and whatever the same caller did before.
-// A walk resumed from a stored cursor within the TTL is one walk with the
-// pages before it: it is served from answers no older than the page that
-// gave that cursor.
+// A walk resumed from a stored cursor is one walk with the pages before
+// it, served from answers no older than the page that gave that cursor,
+// when that is the cursor's first return within its lease; otherwise its
+// page is read from the backend (stay.go).
 //
 // The rule needs the store to see every page a walk is served: (a) takes
 // a chain entry for the latest page that ended at the cursor. Instances
@@ -52,9 +53,10 @@ import "time"
 // caller's pages over them do not: one continues a cursor from its own
 // entry of an earlier walk, not knowing that another served the page that
 // ended there since, and may cut the page from a window read before this
-// walk began. So an instance that keeps its walks to itself proves that
-// walks stay on it before its windows serve, and stands down at the first
-// sign that they do not (stay.go); instances behind a spreading balancer
+// walk began. So an instance that keeps its walks to itself proves, per
+// caller's list, that its walks stay before their windows serve, and
+// stands that list down at its walks' sign that they do not (stay.go);
+// instances behind a spreading balancer
 // share one store instead (redisstore, whose times are all read off the
 // store's clock) to keep read-ahead (docs/operating.md, "Behind a
 // balancer").
@@ -103,6 +105,10 @@ type Walk struct {
 	// halved, as an operating system's readahead backs off when its pages
 	// are dropped before they are read.
 	Backoff bool
+	// Run is how many pages in a row the walk continued here with cursors
+	// handed out for it, back within their lease (stay.go): a walk that
+	// ran ProofHits pages proves that its list's walks stay.
+	Run int
 }
 
 // maxWindowSize bounds a walk's window size; the engine's planner also

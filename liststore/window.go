@@ -41,6 +41,11 @@ type StoredWindow struct {
 	// mostly unread backs off (see Walk).
 	unread, read int
 	tip          string
+	// reach is the index of the furthest record a page served from the
+	// window (or the page that read it) ended at; -1 for a window read
+	// ahead that served none yet. A client's cursor past it, inside the
+	// window, is a sign that its walk went on elsewhere (stay.go).
+	reach int
 }
 
 // SetSource records what the fetcher kept of the window's answer (see

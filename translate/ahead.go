@@ -195,7 +195,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev strin
 	}
 	e.keepBytes(f, run)
 	walks.Walked(ctx, k.list, Walked{Last: k.after, More: true, Size: size, First: first,
-		At: c.At, Now: now, Walk: walk, Window: run})
+		At: c.At, Now: now, Walk: walk, Window: run, Ahead: true})
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -19,6 +20,7 @@ import (
 // caller, checked against the records that lived through it.
 type ruleWalker struct {
 	name   string
+	list   string // the caller's list identity; "caller" when empty
 	size   int
 	fresh  func(page int) bool // pages asked with Cache-Control: no-cache
 	cursor string
@@ -39,7 +41,8 @@ func (w *ruleWalker) step(t *testing.T, e *Engine, l *memList) {
 		w.served = map[int64]string{}
 	}
 	fresh := w.fresh != nil && w.fresh(w.pages)
-	pg, err := e.Page(context.Background(), l, Request{List: "caller", After: w.cursor, Size: w.size, Fresh: fresh})
+	list := cmp.Or(w.list, "caller")
+	pg, err := e.Page(context.Background(), l, Request{List: list, After: w.cursor, Size: w.size, Fresh: fresh})
 	require.NoError(t, err)
 	w.pages++
 	require.Len(t, pg.Records, len(pg.IDs))
@@ -202,10 +205,12 @@ func TestWalkRuleAlternating(t *testing.T) {
 	}
 }
 
-// TestWalkRuleResumed: a walk resumed from a stored cursor within the
-// TTL is served from answers no older than the page that gave the
-// cursor, and one resumed past it (or with a cursor no page ended at) is
-// read from the backend.
+// TestWalkRuleResumed: a walk resumed from a stored cursor is served
+// from answers no older than the page that gave the cursor, and only
+// while that is the cursor's first return within its lease
+// (liststore/stay.go): a cursor continued before (a retry, a replay), one
+// back after its lease, one no page ended at, or one past the TTL is read
+// from the backend.
 func TestWalkRuleResumed(t *testing.T) {
 	clock := newFakeClock()
 	l := newMemList(evenIDs(1000)).withRecords()
@@ -216,9 +221,8 @@ func TestWalkRuleResumed(t *testing.T) {
 		clock.add(time.Millisecond)
 	}
 	stored := w.cursor // 400: a window holds the pages after it
-	pg, err := e.Page(context.Background(), l, Request{List: "caller", After: stored, Size: 10})
-	require.NoError(t, err)
-	assert.NotNil(t, pg.Stored, "the walk's own window serves its next page")
+	w.step(t, e, l)
+	late := w.cursor
 
 	for _, tc := range []struct {
 		name   string
@@ -226,13 +230,27 @@ func TestWalkRuleResumed(t *testing.T) {
 		wait   time.Duration
 		stored bool
 	}{
-		{"the stored cursor, within the TTL", stored, time.Second, true},
+		{"the stored cursor, back within its lease", late, 10 * time.Millisecond, true},
+		{"the stored cursor again: reused", late, 0, false},
+		{"a cursor continued before", stored, 0, false},
 		{"a cursor no page ended at", "405", 0, false},
-		{"the stored cursor, past the TTL", stored, 2 * time.Second, false},
 	} {
 		clock.add(tc.wait)
 		pg, err := e.Page(context.Background(), l, Request{List: "caller", After: tc.after, Size: 10})
 		require.NoError(t, err)
 		assert.Equal(t, tc.stored, pg.Stored != nil, tc.name)
+	}
+	for _, tc := range []struct {
+		name string
+		wait time.Duration
+	}{
+		{"a cursor back after its lease", time.Second},
+		{"a cursor back past the TTL", 2 * time.Second},
+	} {
+		w.step(t, e, l)
+		clock.add(tc.wait)
+		pg, err := e.Page(context.Background(), l, Request{List: "caller", After: w.cursor, Size: 10})
+		require.NoError(t, err)
+		assert.Nil(t, pg.Stored, tc.name)
 	}
 }
