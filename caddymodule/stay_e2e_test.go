@@ -40,7 +40,8 @@ func walksSeen(t *testing.T, c *harness.Caddy) (signs int64, proven int) {
 }
 
 // TestDefaultConfigBehindRoundRobin: three instances with the default
-// config (read-ahead on, no readahead_store) behind round_robin, one
+// config (read-ahead on, no readahead_store) behind round_robin, random
+// or least_conn, one
 // caller walking back to back while the backend churns and the list
 // changes between walks (three walks at 7 a page, then three at 100), in the page, offset and keyset dialects and at
 // several page sizes: every walk is exact (every record that existed for
@@ -50,7 +51,7 @@ func walksSeen(t *testing.T, c *harness.Caddy) (signs int64, proven int) {
 // itself in the first walk and serves most pages of the next.
 func TestDefaultConfigBehindRoundRobin(t *testing.T) {
 	for i, e := range exampleBackends {
-		lb := []string{"round_robin", "random"}[i%2]
+		lb := []string{"round_robin", "random", "least_conn"}[i%3]
 		t.Run(e.file+"/"+lb, func(t *testing.T) {
 			s, c := churnedWalksBehind(t, e, 1000, scaleOutSites(t, 3, lb, e.gatewayOptions(t)), true, harness.Options{Admin: true})
 			for _, perPage := range []int{7, 100} {

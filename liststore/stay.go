@@ -48,7 +48,7 @@ import (
 //     either may be another walk of the same caller served elsewhere up
 //     to that cursor.
 //
-// docs/internals.md ("Read-ahead with no shared store") lists every
+// docs/stay.md lists every
 // arrival sequence that could serve a page from a window read before its
 // walk began, and what excludes or shows it.
 
@@ -214,7 +214,7 @@ func (w *Walk) inFlight(size int) time.Duration {
 
 // maxInFlight bounds inFlight: a walk that went elsewhere and came back
 // inside a window read less than this after its cursor was handed out is
-// not told from one a page ahead (docs/internals.md, sequence 5).
+// not told from one a page ahead (docs/stay.md, sequence 5).
 const maxInFlight = 50 * time.Millisecond
 
 // MinLease is the least Lease: longer than a page's call and a client's
