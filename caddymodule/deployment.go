@@ -430,6 +430,9 @@ func (bd *backendDesc) module(v any, depth int) {
 	bd.out = appendField(bd.out, id)
 	bd.out = appendField(bd.out, expanded)
 	bd.placeholders(id, expanded)
+	if why, ok := readsOutside[id]; ok {
+		bd.unknown = append(bd.unknown, id+": "+why)
+	}
 	bd.hidden(reflect.ValueOf(v), depth+1)
 }
 

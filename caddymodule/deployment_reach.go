@@ -53,6 +53,13 @@ var reachHandlers = map[string]bool{
 
 func knownHandler(id string) bool { return reachHandlers[id] }
 
+// readsOutside are the other modules (matchers) that decide by what is
+// outside the request and the config: try_files and php_fastcgi route by
+// the files they find.
+var readsOutside = map[string]string{
+	"http.matchers.file": "it matches by the files on this host's disk",
+}
+
 // route describes a route: its matchers, then its handlers.
 func (bd *backendDesc) route(r caddyhttp.Route) {
 	bd.out = append(bd.out, 'R')

@@ -145,6 +145,7 @@ func TestDeploymentFingerprintUnknown(t *testing.T) {
 		{"a variable", fingerprintConfig{upstream: "127.0.0.1:9", proxy: "header_up X-Tenant {http.vars.tenant}"}, "{http.vars.tenant}"},
 		{"a map's output", fingerprintConfig{upstream: "127.0.0.1:9", proxy: "header_up X-Tenant {tenant}"}, "{tenant}"},
 		{"a handler that reads files", fingerprintConfig{upstream: "127.0.0.1:9", between: "templates"}, "http.handlers.templates"},
+		{"a matcher that reads files", fingerprintConfig{upstream: "127.0.0.1:9", between: "try_files {path} /index.json"}, "http.matchers.file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fp := fingerprintOf(t, tc.cfg)
