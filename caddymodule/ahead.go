@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"context"
 	"maps"
+	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -21,6 +22,16 @@ import (
 // nothing the client's request still reads, and reads what it read),
 // through the same next handler, in a context that ends with the config
 // or after readAheadTimeout, whichever comes first.
+//
+// Every value Caddy keeps in a request's context for its placeholders is
+// the client's (docs/operating.md, "What a read ahead sends"): the
+// original request ({http.request.orig_*}), the vars (start time, uuid,
+// client_ip, {http.vars.*}), the placeholders handlers set in the
+// client's replacer (regexp captures, map outputs, the user id), the
+// route groups done, and, through the client's context, the server, the
+// connection and its local address; the request itself is a clone, with
+// the client's URL, headers, remote address and TLS state
+// (TestReadAheadResolvesPlaceholdersAsTheClient).
 func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), bool) {
 	g := f.g
 	srv, _ := f.r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
@@ -31,6 +42,14 @@ func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), boo
 	stop := context.AfterFunc(g.life, cancel)
 	repl := caddy.NewReplacer()
 	r := caddyhttp.PrepareRequest(f.r.Clone(ctx), repl, nil, srv)
+	// PrepareRequest took the request as the gateway has it for the
+	// original one ({http.request.orig_*}); the client's original is the
+	// request as it came, before handle_path, uri or rewrite changed it
+	// (TestReadAheadKeepsTheOriginalURI). The replacer reads the request
+	// PrepareRequest returned, so its context is replaced in place.
+	if orig, ok := f.r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok {
+		*r = *r.WithContext(context.WithValue(r.Context(), caddyhttp.OriginalRequestCtxKey, orig))
+	}
 	// What handlers before the gateway made of the client's request, which
 	// reverse_proxy may tell the backend the caller by (header_up with
 	// {http.vars.*}, {http.auth.user.id}, a map's outputs), is the

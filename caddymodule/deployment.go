@@ -15,13 +15,15 @@ package caddymodule
 //   - the deployment option, an operator's name for the deployment;
 //   - the backend that the handlers after the gateway reach, as the
 //     config describes it: every handler after the gateway in its route,
-//     in the routes after that one in the same list, and up through the
-//     subroutes that hold it (a Caddyfile site, a handle block), up to a
-//     terminal route; each as its module ID and its provisioned JSON, and
-//     the modules its JSON leaves out (reverse_proxy's transport and
-//     dynamic upstream source, route matchers and handlers), the same
-//     way. {env.*} placeholders are replaced first, so that one config
-//     file run with another environment is another deployment.
+//     in the routes after that one in the same list (but the other
+//     routes of a group that ran), and up through the subroutes that
+//     hold it (a Caddyfile site, a handle block), up to a terminal route;
+//     the named routes invoke runs; each as its module ID and its
+//     provisioned JSON, and the modules its JSON leaves out
+//     (reverse_proxy's transport and dynamic upstream source, route
+//     matchers and handlers), the same way. {env.*} placeholders are
+//     replaced first, so that one config file run with another
+//     environment is another deployment.
 //
 // When it is known: Caddy hands a handler nothing of the handlers after
 // it, and those are provisioned after it. The http app of the gateway's
@@ -37,11 +39,17 @@ package caddymodule
 // A gateway provisioned outside a Caddy config (a program embedding the
 // handler) has no routes to read: its fingerprint covers its options.
 //
-// Where the backend cannot be known from the config (a handler whose
-// config does not marshal, dynamic upstreams, an upstream address that is
-// a request placeholder, no handler after the gateway, or the gateway not
-// found in its config's routes), a warning says so once, when a store is
-// configured, and recommends the deployment option.
+// Where the backend cannot be known from the config (deployment_reach.go:
+// a handler whose config does not say all it reads, a placeholder read
+// at request time from outside the request, an upstream that is a DNS
+// name, dynamic upstreams, an upstream address that is a request
+// placeholder, no handler after the gateway, or the gateway not found in
+// its config's routes), the fingerprint cannot tell two deployments
+// apart, so unless the deployment option names the deployment the
+// store's keys stay private to the instance (a random value of its own,
+// as before the fingerprint is read): it shares nothing, which costs
+// calls, never a page of another deployment's backend. A warning says
+// so once, when a store is configured, and recommends the option.
 
 import (
 	"crypto/rand"
@@ -54,6 +62,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -62,7 +71,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 )
 
@@ -91,6 +99,13 @@ var fingerprintIgnores = map[string]string{
 // deployment is a gateway's fingerprint, once known.
 type deployment struct {
 	sum [sha256.Size]byte
+	// key is what the store's keys name: sum, or, when private, a random
+	// value of this instance's own (no other instance reads its entries).
+	key [sha256.Size]byte
+	// private: the config leaves part of the backend unknown and no
+	// deployment name vouches for it, so the store's entries stay this
+	// instance's (see the file's comment).
+	private bool
 	// unknown says what of the backend the config does not describe;
 	// empty when it does.
 	unknown []string
@@ -104,8 +119,10 @@ type deployment struct {
 	trustUnknown bool
 }
 
-// short is the fingerprint as the admin endpoint and the logs show it.
-func (d *deployment) short() string { return hex.EncodeToString(d.sum[:6]) }
+// short is the fingerprint as the admin endpoint and the logs show it:
+// the key's, so that two instances show the same one exactly when they
+// share entries.
+func (d *deployment) short() string { return hex.EncodeToString(d.key[:6]) }
 
 // deploymentState is a gateway's way to its fingerprint.
 type deploymentState struct {
@@ -171,8 +188,12 @@ func (g *Gateway) deployment() *deployment {
 	}
 	g.deploy.once.Do(func() {
 		d := g.fingerprint()
+		d.key = d.sum
+		if d.private = len(d.unknown) > 0 && g.deploymentName() == ""; d.private {
+			_, _ = rand.Read(d.key[:])
+		}
 		if g.store != nil {
-			g.store.SetDeployment(d.sum[:])
+			g.store.SetDeployment(d.key[:])
 		}
 		g.deploy.known.Store(d)
 		g.logDeployment(d)
@@ -187,20 +208,30 @@ func (g *Gateway) logDeployment(d *deployment) {
 		return
 	}
 	fields := []zap.Field{zap.String("fingerprint", d.short())}
-	if g.Deployment != "" {
-		fields = append(fields, zap.String("deployment", g.Deployment))
+	name := g.deploymentName()
+	if name != "" {
+		fields = append(fields, zap.String("deployment", name))
 	}
 	switch {
 	case len(d.unknown) == 0 || g.store == nil:
 		g.logger.Debug("deployment fingerprint", append(fields, zap.Strings("unknown", d.unknown))...)
-	case g.Deployment != "":
+	case name != "":
 		g.logger.Info("the deployment fingerprint does not cover the whole backend; the deployment option names it",
 			append(fields, zap.Strings("unknown", d.unknown))...)
 	default:
-		g.logger.Warn("readahead_store: the gateway cannot tell from the config which backend it reaches, so another deployment that differs only there would share this one's store entries; "+
-			"set `deployment <name>` in helpdesk_gateway, one name per deployment, the same on all its instances",
+		g.logger.Warn("readahead_store: the gateway cannot tell from the config which backend it reaches, so its store entries stay its own and no other instance shares them; "+
+			"set `deployment <name>` in helpdesk_gateway, one name per deployment (staging, production), the same on all its instances, to share them",
 			append(fields, zap.Strings("unknown", d.unknown))...)
 	}
+}
+
+// deploymentName is the deployment option, its {env.*} placeholders
+// replaced: `deployment {env.HELPDESK_DEPLOYMENT}` with the variable
+// unset names no deployment.
+func (g *Gateway) deploymentName() string {
+	return strings.TrimSpace(envPlaceholder.ReplaceAllStringFunc(g.Deployment, func(p string) string {
+		return os.Getenv(envPlaceholder.FindStringSubmatch(p)[1])
+	}))
 }
 
 // fingerprint reads the gateway's fingerprint from its options and the
@@ -218,16 +249,23 @@ func (g *Gateway) fingerprint() *deployment {
 	bd := &backendDesc{}
 	if g.deploy == nil || g.deploy.app == nil {
 		d.unknown = append(d.unknown, "the gateway runs outside a Caddy config's http app")
-	} else if path := findGateway(g, g.deploy.app); path == nil {
+	} else if path, srv, named := findGateway(g, g.deploy.app); path == nil {
 		d.unknown = append(d.unknown, "the gateway was not found in its config's routes (routes, errors, named_routes)")
 		d.trustUnknown = true
 	} else {
-		bd.after(path)
+		bd.srv = srv
+		if !bd.after(path) && named != "" {
+			bd.unknown = append(bd.unknown, fmt.Sprintf("the gateway is in named route %q: what runs after the invoke that reaches it is not described", named))
+		}
 		if bd.handlers == 0 {
 			d.unknown = append(d.unknown, "no handler after the gateway")
 		}
 	}
-	d.unknown = append(d.unknown, bd.unknown...)
+	for _, u := range bd.unknown {
+		if !slices.Contains(d.unknown, u) {
+			d.unknown = append(d.unknown, u)
+		}
+	}
 	d.trust = bd.trust
 	d.trustUnknown = d.trustUnknown || bd.opaque
 	b = appendField(b, string(bd.out))
@@ -275,8 +313,9 @@ type step struct {
 
 // findGateway returns the way to g in app's servers (by name), each
 // server's routes, then its error routes and named routes, descending
-// into subroutes; the innermost step last. nil: not found.
-func findGateway(g *Gateway, app *caddyhttp.App) []step {
+// into subroutes; the innermost step last; the server; and the named
+// route's name when g is in one. nil: not found.
+func findGateway(g *Gateway, app *caddyhttp.App) (path []step, srv *caddyhttp.Server, named string) {
 	names := make([]string, 0, len(app.Servers))
 	for name := range app.Servers {
 		names = append(names, name)
@@ -288,6 +327,11 @@ func findGateway(g *Gateway, app *caddyhttp.App) []step {
 		if srv.Errors != nil {
 			lists = append(lists, srv.Errors.Routes)
 		}
+		for _, list := range lists {
+			if path := findIn(g, list, 0); path != nil {
+				return path, srv, ""
+			}
+		}
 		named := make([]string, 0, len(srv.NamedRoutes))
 		for n := range srv.NamedRoutes {
 			named = append(named, n)
@@ -295,16 +339,13 @@ func findGateway(g *Gateway, app *caddyhttp.App) []step {
 		sort.Strings(named)
 		for _, n := range named {
 			if r := srv.NamedRoutes[n]; r != nil {
-				lists = append(lists, caddyhttp.RouteList{*r})
-			}
-		}
-		for _, list := range lists {
-			if path := findIn(g, list, 0); path != nil {
-				return path
+				if path := findIn(g, caddyhttp.RouteList{*r}, 0); path != nil {
+					return path, srv, n
+				}
 			}
 		}
 	}
-	return nil
+	return nil, nil, ""
 }
 
 func findIn(g *Gateway, list caddyhttp.RouteList, depth int) []step {
@@ -336,13 +377,18 @@ type backendDesc struct {
 	unknown  []string // what they leave unknown
 	opaque   bool     // a handler could not be described
 	trust    []netip.Prefix
+
+	srv      *caddyhttp.Server // whose named routes invoke reaches
+	invoking []string          // the named routes being described, against a loop
 }
 
 // after describes what runs after the gateway at the end of path: the
-// handlers after it in its route, the routes after that one, then the
-// same outward for each subroute that holds it, stopping at a terminal
-// route (nothing after it runs).
-func (bd *backendDesc) after(path []step) {
+// handlers after it in its route, the routes after that one (but those
+// of a group a route on the way belongs to: Caddy runs one route of a
+// group), then the same outward for each subroute that holds it,
+// stopping at a terminal route (nothing after it runs). It reports
+// whether it reached one.
+func (bd *backendDesc) after(path []step) bool {
 	for i := len(path) - 1; i >= 0; i-- {
 		st := path[i]
 		route := st.list[st.route]
@@ -350,49 +396,19 @@ func (bd *backendDesc) after(path []step) {
 			bd.handler(h)
 		}
 		if route.Terminal {
-			return
+			return true
 		}
 		for _, r := range st.list[st.route+1:] {
-			bd.out = append(bd.out, 'R')
-			bd.modules(reflect.ValueOf(r.MatcherSets), 0)
-			for _, h := range r.Handlers {
-				bd.handler(h)
+			if r.Group != "" && r.Group == route.Group {
+				continue
 			}
+			bd.route(r)
 			if r.Terminal {
-				return
+				return true
 			}
 		}
 	}
-}
-
-// handler describes one handler after the gateway.
-func (bd *backendDesc) handler(h caddyhttp.MiddlewareHandler) {
-	bd.handlers++
-	if rp, ok := h.(*reverseproxy.Handler); ok {
-		bd.proxy(rp)
-	}
-	bd.module(h, 0)
-}
-
-// proxy notes what of a reverse_proxy its config leaves to requests:
-// dynamic upstreams, upstream addresses that are placeholders; and its
-// trusted_proxies.
-func (bd *backendDesc) proxy(rp *reverseproxy.Handler) {
-	if rp.DynamicUpstreams != nil {
-		bd.unknown = append(bd.unknown, fmt.Sprintf("reverse_proxy's dynamic upstreams (%s): the hosts they name are not known at load", moduleID(rp.DynamicUpstreams)))
-	}
-	for _, u := range rp.Upstreams {
-		if u != nil && strings.Contains(envPlaceholder.ReplaceAllString(u.Dial, ""), "{") {
-			bd.unknown = append(bd.unknown, fmt.Sprintf("reverse_proxy's upstream %q is a placeholder, decided per request", u.Dial))
-		}
-	}
-	for _, s := range rp.TrustedProxies {
-		if p, err := netip.ParsePrefix(s); err == nil {
-			bd.trust = append(bd.trust, p)
-		} else if a, err := netip.ParseAddr(s); err == nil {
-			bd.trust = append(bd.trust, netip.PrefixFrom(a, a.BitLen()))
-		}
-	}
+	return false
 }
 
 // module appends a module's ID and JSON, then the modules its JSON
@@ -410,8 +426,13 @@ func (bd *backendDesc) module(v any, depth int) {
 		bd.unknown = append(bd.unknown, fmt.Sprintf("%s: its config cannot be read (%v)", id, err))
 		bd.opaque = true
 	}
+	expanded := expandEnv(raw)
 	bd.out = appendField(bd.out, id)
-	bd.out = appendField(bd.out, expandEnv(raw))
+	bd.out = appendField(bd.out, expanded)
+	bd.placeholders(id, expanded)
+	if why, ok := readsOutside[id]; ok {
+		bd.unknown = append(bd.unknown, id+": "+why)
+	}
 	bd.hidden(reflect.ValueOf(v), depth+1)
 }
 

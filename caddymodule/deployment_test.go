@@ -2,6 +2,7 @@ package caddymodule_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +46,14 @@ var baseFingerprint = fingerprintConfig{
 // gateway's fingerprint.
 func fingerprintOf(t *testing.T, cfg fingerprintConfig) caddymodule.Fingerprint {
 	t.Helper()
-	c := harness.Start(t, fmt.Sprintf(fingerprintSite, cfg.options, cfg.between, cfg.upstream, cfg.proxy), "")
+	return fingerprintOfSite(t, fmt.Sprintf(fingerprintSite, cfg.options, cfg.between, cfg.upstream, cfg.proxy))
+}
+
+// fingerprintOfSite loads a Caddyfile of one gateway as the running
+// config and returns its fingerprint.
+func fingerprintOfSite(t *testing.T, caddyfile string) caddymodule.Fingerprint {
+	t.Helper()
+	c := harness.Start(t, caddyfile, "")
 	fps := caddymodule.Fingerprints()
 	require.Len(t, fps, 1)
 	for _, fp := range fps {
@@ -131,13 +139,57 @@ func TestDeploymentFingerprintUnknown(t *testing.T) {
 	}{
 		{"dynamic upstreams", fingerprintConfig{proxy: "dynamic a backend.internal 8080"}, "dynamic upstreams"},
 		{"an upstream placeholder", fingerprintConfig{upstream: "{http.request.header.X-Backend}"}, "placeholder"},
+		{"an upstream's DNS name", fingerprintConfig{upstream: "backend.internal:8080"}, "DNS name"},
+		{"localhost", fingerprintConfig{upstream: "localhost:8080"}, "DNS name"},
+		{"a file placeholder", fingerprintConfig{upstream: "127.0.0.1:9", proxy: "header_up X-Tenant {file./run/secrets/tenant}"}, "{file./run/secrets/tenant}"},
+		{"a variable", fingerprintConfig{upstream: "127.0.0.1:9", proxy: "header_up X-Tenant {http.vars.tenant}"}, "{http.vars.tenant}"},
+		{"a map's output", fingerprintConfig{upstream: "127.0.0.1:9", proxy: "header_up X-Tenant {tenant}"}, "{tenant}"},
+		{"a handler that reads files", fingerprintConfig{upstream: "127.0.0.1:9", between: "templates"}, "http.handlers.templates"},
+		{"a matcher that reads files", fingerprintConfig{upstream: "127.0.0.1:9", between: "try_files {path} /index.json"}, "http.matchers.file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fp := fingerprintOf(t, tc.cfg)
-			require.Len(t, fp.Unknown, 1)
-			assert.Contains(t, fp.Unknown[0], tc.want)
+			require.NotEmpty(t, fp.Unknown)
+			assert.Contains(t, strings.Join(fp.Unknown, "\n"), tc.want)
+			assert.True(t, fp.Private, "the store's keys are the instance's own")
+			assert.NotEqual(t, fp.Sum, fp.Key)
+			named := tc.cfg
+			named.options = "deployment production"
+			fp = fingerprintOf(t, named)
+			assert.False(t, fp.Private, "the deployment option names it")
+			assert.Equal(t, fp.Sum, fp.Key)
 		})
 	}
+	t.Run("a deployment name from the environment", func(t *testing.T) {
+		cfg := fingerprintConfig{upstream: "backend.internal:8080", options: "deployment {env.HELPDESK_TEST_DEPLOYMENT}"}
+		t.Setenv("HELPDESK_TEST_DEPLOYMENT", "")
+		assert.True(t, fingerprintOf(t, cfg).Private, "an unset variable names no deployment")
+		t.Setenv("HELPDESK_TEST_DEPLOYMENT", "staging")
+		staging := fingerprintOf(t, cfg)
+		assert.False(t, staging.Private)
+		t.Setenv("HELPDESK_TEST_DEPLOYMENT", "production")
+		assert.NotEqual(t, staging.Key, fingerprintOf(t, cfg).Key)
+	})
+	t.Run("the request's placeholders are the caller's, the instance's its name", func(t *testing.T) {
+		fp := fingerprintOf(t, fingerprintConfig{upstream: "127.0.0.1:9",
+			between: "rewrite * /v2{uri}",
+			proxy:   "header_up X-Request-Id {http.request.uuid}\n\t\t\theader_up X-Real-IP {client_ip}\n\t\t\theader_up X-Tenant {http.request.header.X-Tenant}\n\t\t\theader_up X-Path {http.request.orig_uri.path}\n\t\t\theader_up X-Instance {system.hostname}:{http.request.local.port}"})
+		assert.Empty(t, fp.Unknown)
+		assert.False(t, fp.Private)
+	})
+	t.Run("invoked named routes", func(t *testing.T) {
+		site := func(upstream string) string {
+			return "&(backend) {\n\treverse_proxy " + upstream + "\n}\n" + fmt.Sprintf(fingerprintSite, "", "invoke backend", "127.0.0.1:9", "")
+		}
+		a := fingerprintOfSite(t, site("127.0.0.1:10"))
+		assert.Empty(t, a.Unknown)
+		assert.Equal(t, a, fingerprintOfSite(t, site("127.0.0.1:10")))
+		assert.NotEqual(t, a.Sum, fingerprintOfSite(t, site("127.0.0.1:11")).Sum, "another backend in the named route")
+	})
+	t.Run("the other routes of a handle group never run", func(t *testing.T) {
+		fp := fingerprintOfSite(t, "http://:0 {\n\thandle /calls* {\n\t\thelpdesk_gateway\n\t\treverse_proxy 127.0.0.1:9\n\t}\n\thandle {\n\t\tfile_server\n\t}\n}\n")
+		assert.Empty(t, fp.Unknown)
+	})
 	t.Run("env placeholders are replaced", func(t *testing.T) {
 		cfg := fingerprintConfig{upstream: "{env.HELPDESK_TEST_BACKEND}"}
 		t.Setenv("HELPDESK_TEST_BACKEND", "127.0.0.1:9")
