@@ -152,15 +152,14 @@ type Store struct {
 	lastErr   string
 	downUntil time.Time     // no call before it, but one probe after
 	backoff   time.Duration // the next down time
-	// lost are chain entries a page could not write, to delete once the
-	// store answers (see Walked), oldest first.
-	lost []lostEntry
-}
-
-// lostEntry is a chain entry whose write failed, until its TTL passes.
-type lostEntry struct {
-	key  string
-	made time.Time
+	// lost are the lists (their keys' prefix) with a page whose chain
+	// entry may not have been written and whose fence did not move
+	// either, and when that page began: each is fenced before the
+	// instance next reads or writes the store (fence.go).
+	lost map[string]time.Time
+	// unreachable says a fence timed out since the store last answered:
+	// a page then waits for no other (fence.go).
+	unreachable bool
 }
 
 // Back-off after a failed call: from minBackoff, doubling up to
@@ -168,9 +167,9 @@ type lostEntry struct {
 const (
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 5 * time.Second
-	// maxLost bounds the chain entries kept to delete: an instance that
-	// served more pages than this within one TTL of an outage forgets
-	// the oldest (see Walked).
+	// maxLost bounds the lists kept to fence: an instance that served
+	// more lists than this within one TTL of an outage forgets some
+	// (see fence.go).
 	maxLost = 1 << 14
 )
 
@@ -285,58 +284,12 @@ func (s *Store) failed(op string, err error) {
 func (s *Store) answered() {
 	s.mu.Lock()
 	wasUp := s.up
-	s.up = true
+	s.up, s.unreachable = true, false
 	if !wasUp {
 		s.since = time.Now()
 	}
 	s.mu.Unlock()
 	if !wasUp && s.cfg.OnState != nil {
 		s.cfg.OnState(true, nil)
-	}
-}
-
-// forgetLost deletes the chain entries pages could not write, those
-// still within their TTL, before any other call reads the store: false
-// when that failed (they are kept for the next call, and the store is
-// off for its back-off).
-func (s *Store) forgetLost(ctx context.Context) bool {
-	s.mu.Lock()
-	lost := s.lost
-	s.lost = nil
-	s.mu.Unlock()
-	if len(lost) == 0 {
-		return true
-	}
-	now := time.Now()
-	keys := make([]string, 0, len(lost))
-	for _, l := range lost {
-		if now.Sub(l.made) < s.cfg.TTL {
-			keys = append(keys, l.key)
-		}
-	}
-	if len(keys) == 0 {
-		return true
-	}
-	// One DEL a key: the keys are of different lists, which a cluster
-	// keeps in different slots (its client splits the pipeline by node).
-	pipe := s.client.Pipeline()
-	for _, k := range keys {
-		pipe.Del(ctx, k)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		s.remember(lost)
-		s.failed("walked", err)
-		return false
-	}
-	return true
-}
-
-// remember keeps chain entries to delete once the store answers.
-func (s *Store) remember(lost []lostEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lost = append(s.lost, lost...)
-	if n := len(s.lost) - maxLost; n > 0 {
-		s.lost = append(s.lost[:0], s.lost[n:]...)
 	}
 }
