@@ -55,7 +55,7 @@ func TestInterleavedWalksOfOneCaller(t *testing.T) {
 	const list = "calls|k"
 	tA := ticket(t, a, list)
 	time.Sleep(2 * time.Millisecond)
-	tB := ticket(t, b, list)                                   // the later walk began after the earlier one's answer
+	tB := ticket(t, b, list)                             // the later walk began after the earlier one's answer
 	page(b, list, "10", tB, "1", "10", "11", "13", "20") // the later walk's answer holds 13, inserted since
 	page(a, list, "10", tA, "1", "10", "11", "20", "30") // the earlier walk's, read before
 	for _, s := range []*redisstore.Store{a, b} {
