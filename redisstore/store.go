@@ -24,10 +24,29 @@
 //     older one.
 //   - Faults: every call has a deadline; a call that fails turns the
 //     store off for a back-off that doubles while it keeps failing, and
-//     costs the page a backend call, never an error. A page whose chain
-//     entry could not be written has its id's entry deleted before this
-//     instance next reads or writes the store, so that an older walk's
-//     entry for the same record cannot decide for it (see Walked).
+//     costs the page a backend call, never an error.
+//   - What a fault may lose, a fence voids. A cursor carries only an id,
+//     so an entry cannot say which walk it is for; the one under a
+//     record is the latest page's that ended there (keep-later), and a
+//     page whose write is lost would leave an older walk's entry to
+//     decide its next page. So every list has a fence, a time on the
+//     store's clock, and no entry or window whose walk rule time is
+//     older serves or is written (fence.go): a page whose write failed,
+//     timed out or was skipped is not sent until it has moved the fence
+//     to the store's now, and a fence that is not there (flushed,
+//     evicted, restored without it) or is another run's (a failover, and
+//     back) is now. So a page is cut only from an entry written after
+//     whatever this walk may have lost; where the store cannot say, the
+//     cursor is cold (a backend call), never an older walk's. Where even
+//     the fence cannot be moved (the store not answering this instance
+//     for resolveTimeout), the page is sent and the list fenced before
+//     the instance's next call: the one gap, stated in SECURITY.md.
+//     Why a fence, not entries that name their write or are used once:
+//     the cursor, the spec's, has no room for a name, and a walk that
+//     stops, or a client that asks a page again, leaves a used-once
+//     entry in place or finds it gone; a fence needs neither, costs no
+//     round trip (the scripts read it), and voids at once whatever a
+//     fault may have let through, whoever wrote it.
 package redisstore
 
 import (
