@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Fences: what an instance does when it cannot learn whether a page's
@@ -84,12 +86,13 @@ func (s *Store) fenceOnce(ctx context.Context, base string) error {
 	return fenceScript.Run(ctx, n.client, []string{base + "f"}, r.id, s.cfg.TTL.Milliseconds()).Err()
 }
 
-// timedOut reports whether err is a call that ran out of time: the
-// store's answer, or the call's landing, is unknown.
+// timedOut reports whether err is a call that ran out of time, or
+// waited out the pool for a connection (the others busy with calls that
+// stall): the store's answer, or the call's landing, is unknown.
 func timedOut(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
-		errors.As(err, &ne) && ne.Timeout()
+		errors.Is(err, redis.ErrPoolTimeout) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // fenceLost moves the fences that pages could not move, those whose
