@@ -11,6 +11,7 @@ import "github.com/redis/go-redis/v9"
 //	hdgw:{H}:q:<call>      a page on its way to the instance, for the moment of one call
 //	hdgw:{H}:a:<id>        a read ahead after record <id>, claimed (ahead.go)
 //	hdgw:{H}:d:<id>        that read, over
+//	hdgw:{H}:f             the list's fence: run and time (fenceLua)
 //
 // H is the keyed hash of the list identity (keys.go). Times are the
 // store's own (TIME, in microseconds) where the walk rule compares them,
@@ -99,8 +100,8 @@ return 1
 // the run_id the instance reads the store as, the page size, "1" for a
 // Fresh page, the TTL in microseconds, the instance's time and the TTL
 // in nanoseconds, and how long in milliseconds to claim a read ahead for
-// ("0": the instance cannot read ahead now). It returns {now} when no live entry of this run
-// continues the walk, {now, entry} when the page is not to be cut
+// ("0": the instance cannot read ahead now). It returns {now} when no live entry of this run,
+// as new as the fence, continues the walk, {now, entry} when the page is not to be cut
 // (Fresh, or no window), {now, entry, ""} when the entry's window is
 // gone, {now, entry, "-"} when the walk rule or the TTL refuses it or the
 // window holds nothing after the cursor, and {now, entry, meta,
