@@ -32,8 +32,8 @@ import (
 // write's fate unknown); a call refused is not (a store that is not
 // there answers no one, and one that comes back after a restart or a
 // failover is another run). A fence that could not be moved is kept
-// (lost) and moved before the instance's next call reads or writes the
-// store; while it is kept, and the store has not answered since, pages
+// (lost), tried in the background every retryInterval, and moved before
+// the instance's next call reads or writes the store; while it is kept, and the store has not answered since, pages
 // wait for no fence, so a store that does not answer costs one page its
 // wait per outage.
 
@@ -67,6 +67,7 @@ func (s *Store) fence(ctx context.Context, base string, made time.Time) {
 			s.unreachable = s.unreachable || timedOut(err)
 			s.mu.Unlock()
 			s.failed("walked", err)
+			s.retryLost()
 			return
 		}
 		s.errors.Add(1)
@@ -100,6 +101,59 @@ func timedOut(err error) bool {
 // when that failed (they are kept for the next call, and the store is off
 // for its back-off).
 func (s *Store) fenceLost(ctx context.Context) bool {
+	if err := s.moveLost(ctx); err != nil {
+		s.failed("walked", err)
+		return false
+	}
+	return true
+}
+
+// retryInterval is how often a store with fences to move is tried in the
+// background, whatever its back-off: the fences move within about this
+// much of its answering again, not at the instance's next page.
+const retryInterval = 20 * time.Millisecond
+
+// retryLost tries the fences pages could not move, in the background,
+// until they are moved (or their pages past the TTL) or the store is
+// closed: one goroutine a store at most. Its failed calls are counted,
+// and do not turn the store off again.
+func (s *Store) retryLost() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retrying {
+		return
+	}
+	s.retrying = true
+	go func() {
+		for {
+			select {
+			case <-s.closed:
+				s.mu.Lock()
+				s.retrying = false
+				s.mu.Unlock()
+				return
+			case <-time.After(retryInterval):
+			}
+			s.mu.Lock()
+			if len(s.lost) == 0 {
+				s.retrying = false
+				s.mu.Unlock()
+				return
+			}
+			s.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+			if err := s.moveLost(ctx); err != nil {
+				s.errors.Add(1)
+			} else {
+				s.answered()
+			}
+			cancel()
+		}
+	}()
+}
+
+// moveLost is fenceLost, its error returned.
+func (s *Store) moveLost(ctx context.Context) error {
 	s.mu.Lock()
 	lost := s.lost
 	s.lost = nil
@@ -115,12 +169,11 @@ func (s *Store) fenceLost(ctx context.Context) bool {
 				s.keep(b, m)
 			}
 			s.mu.Unlock()
-			s.failed("walked", err)
-			return false
+			return err
 		}
 		delete(lost, base)
 	}
-	return true
+	return nil
 }
 
 // remember keeps a list to fence once the store answers.

@@ -39,8 +39,8 @@
 //     whatever this walk may have lost; where the store cannot say, the
 //     cursor is cold (a backend call), never an older walk's. Where even
 //     the fence cannot be moved (the store not answering this instance
-//     for resolveTimeout), the page is sent and the list fenced before
-//     the instance's next call: the one gap, stated in SECURITY.md.
+//     for resolveTimeout), the page is sent and the fence tried again in
+//     the background until it lands: the one gap, stated in SECURITY.md.
 //     Why a fence, not entries that name their write or are used once:
 //     the cursor, the spec's, has no room for a name, and a walk that
 //     stops, or a client that asks a page again, leaves a used-once
@@ -179,6 +179,9 @@ type Store struct {
 	// unreachable says a fence timed out since the store last answered:
 	// a page then waits for no other (fence.go).
 	unreachable bool
+	retrying    bool          // retryLost's goroutine runs
+	closed      chan struct{} // closed by Close
+	closeOnce   sync.Once
 }
 
 // Back-off after a failed call: from minBackoff, doubling up to
@@ -216,7 +219,7 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("readahead_store: %v", err)
 	}
-	s := &Store{cfg: cfg, addr: a, up: true, since: time.Now(), name: windowName() + "-"}
+	s := &Store{cfg: cfg, addr: a, up: true, since: time.Now(), name: windowName() + "-", closed: make(chan struct{})}
 	empty := ""
 	s.lastRun.Store(&empty)
 	s.policy.Store(&empty)
@@ -260,8 +263,12 @@ func (s *Store) State() State {
 	return st
 }
 
-// Close closes the store's connections.
-func (s *Store) Close() error { return s.client.Close() }
+// Close closes the store's connections, and stops trying the fences
+// pages could not move (fence.go).
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.client.Close()
+}
 
 // usable reports whether a call may go to the store now: it is up, or
 // its back-off has passed (the call is then the probe).
