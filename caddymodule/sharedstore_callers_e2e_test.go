@@ -401,8 +401,9 @@ func walkInterleaved(t *testing.T, base string, walks ...*callerWalk) {
 
 // storeKey is the shape of every key the store writes: the prefix, the
 // hash of the list identity (hash-tagged), and a chain entry's record id,
-// a window's random name and its pages, or a cut's page on its way.
-var storeKey = regexp.MustCompile(`^hdgw:\{([0-9a-f]{32})\}:(c:[0-9]+|w:[0-9a-f]+(:p:[0-9]+)?|q:[0-9a-f]+-[0-9a-z]+|[ad]:[0-9]+)$`)
+// a window's random name and its pages, a cut's page on its way, or the
+// list's fence.
+var storeKey = regexp.MustCompile(`^hdgw:\{([0-9a-f]{32})\}:(c:[0-9]+|w:[0-9a-f]+(:p:[0-9]+)?|q:[0-9a-f]+-[0-9a-z]+|[ad]:[0-9]+|f)$`)
 
 // storeLists scans every key of store: each must have storeKey's shape
 // and hold none of secrets (credentials, and the facts that make a

@@ -41,7 +41,9 @@ import (
 // WalkStore keeps the walks a gateway serves and their read-ahead
 // windows, and keeps the walk rule (walk.go) for them. A store that
 // fails answers as one that holds nothing: a page it cannot serve is read
-// from the backend, and one it cannot record makes no chain entry.
+// from the backend, and one it cannot record makes no chain entry, nor
+// leaves an older walk's entry for its last record to continue its walk
+// (redisstore's fence).
 type WalkStore interface {
 	// Cut answers a page's first question: does its cursor continue a
 	// walk (a live chain entry), and if so and the request allows, which

@@ -96,7 +96,7 @@ func TestAwaitAheadLapsesWithinTheDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newStore(t, srv, time.Minute, func(c *redisstore.Config) { c.Timeout = timeout })
 	const list = "calls|await"
-	page(s, list, "10", ticket(t, s), "1", "10", "11") // the list's keys, to find its prefix by
+	page(s, list, "10", ticket(t, s, list), "1", "10", "11") // the list's keys, to find its prefix by
 	var base string
 	for _, k := range scanKeys(t, srv) {
 		if p, ok := strings.CutSuffix(k, "c:10"); ok {

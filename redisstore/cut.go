@@ -41,14 +41,14 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 		s.failed("cut", err)
 		return c
 	}
-	if !s.forgetLost(ctx) {
+	if !s.fenceLost(ctx) {
 		return c
 	}
 	claim := int64(0)
 	if q.Ahead {
 		claim = max(s.cfg.TTL.Milliseconds(), 1) // a read ahead takes no longer than the window would serve
 	}
-	res, page, err := s.cutCall(ctx, n.client, []string{base + "c:" + q.After, base, base + "q:" + s.callName()},
+	res, page, err := s.cutCall(ctx, n.client, []string{base + "c:" + q.After, base, base + "q:" + s.callName(), base + "f"},
 		run.id, q.Size, fresh, s.cfg.TTL.Microseconds(), strconv.FormatInt(q.Now.UnixNano(), 10), s.cfg.TTL.Nanoseconds(), claim)
 	if err != nil {
 		s.failed("cut", err)

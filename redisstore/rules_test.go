@@ -36,9 +36,11 @@ func cutAt(s *redisstore.Store, list, cursor string) translate.CutResult {
 	return s.Cut(ctx, list, translate.CutQuery{After: cursor, Size: 2, Now: time.Now()})
 }
 
-// ticket is a Cut's time on the store's clock, as a page's answers get.
-func ticket(t *testing.T, s *redisstore.Store) time.Time {
-	c := s.Cut(ctx, "ticket", translate.CutQuery{After: "0", Size: 1, Now: time.Now()})
+// ticket is a Cut's time on the store's clock, as a page of list gets
+// for its answers: of the same list, whose fence the Cut makes when it
+// has none (fenceLua).
+func ticket(t *testing.T, s *redisstore.Store, list string) time.Time {
+	c := s.Cut(ctx, list, translate.CutQuery{After: "0", Size: 1, Now: time.Now()})
 	require.False(t, c.At.IsZero(), "the store gives its time")
 	return c.At
 }
@@ -51,9 +53,9 @@ func TestInterleavedWalksOfOneCaller(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newStore(t, srv, time.Minute, nil), newStore(t, srv, time.Minute, nil)
 	const list = "calls|k"
-	tA := ticket(t, a)
+	tA := ticket(t, a, list)
 	time.Sleep(2 * time.Millisecond)
-	tB := ticket(t, b)                                   // the later walk began after the earlier one's answer
+	tB := ticket(t, b, list)                             // the later walk began after the earlier one's answer
 	page(b, list, "10", tB, "1", "10", "11", "13", "20") // the later walk's answer holds 13, inserted since
 	page(a, list, "10", tA, "1", "10", "11", "20", "30") // the earlier walk's, read before
 	for _, s := range []*redisstore.Store{a, b} {
@@ -71,7 +73,7 @@ func TestInterleavedWalksOfOneCaller(t *testing.T) {
 func TestTTLOnTheInstanceClock(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newStore(t, srv, time.Minute, nil)
-	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	page(s, "l", "10", ticket(t, s, "l"), "1", "10", "11", "12", "13")
 	c := s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: time.Now()})
 	require.True(t, c.Continues)
 	require.NotNil(t, c.Window)
@@ -84,7 +86,7 @@ func TestTTLOnTheInstanceClock(t *testing.T) {
 	// the round trips on a loaded machine). A second store, with an
 	// hour's TTL, tells the two TTLs apart.
 	long := newStore(t, srv, time.Hour, nil)
-	page(long, "m", "10", ticket(t, long), "1", "10", "11", "12", "13")
+	page(long, "m", "10", ticket(t, long, "m"), "1", "10", "11", "12", "13")
 	require.True(t, cutAt(long, "m", "10").Continues)
 	var chains []time.Duration
 	for _, k := range scanKeys(t, srv) {
@@ -111,7 +113,7 @@ func TestTTLOnTheInstanceClock(t *testing.T) {
 func TestEntriesOfAnotherRun(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newStore(t, srv, time.Minute, nil)
-	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	page(s, "l", "10", ticket(t, s, "l"), "1", "10", "11", "12", "13")
 	require.True(t, cutAt(s, "l", "10").Continues)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer c.Close()
@@ -145,7 +147,7 @@ func TestStoreFaults(t *testing.T) {
 			}
 		}
 	})
-	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	page(s, "l", "10", ticket(t, s, "l"), "1", "10", "11", "12", "13")
 	run := s.State().RunID
 	require.NotEmpty(t, run)
 
@@ -172,36 +174,66 @@ func TestStoreFaults(t *testing.T) {
 	assert.NotEqual(t, run, s.State().RunID, "a restarted store is another run")
 	assert.False(t, cutAt(s, "l", "10").Continues, "nothing of before the restart")
 
-	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	page(s, "l", "10", ticket(t, s, "l"), "1", "10", "11", "12", "13")
 	require.True(t, cutAt(s, "l", "10").Continues)
 	srv.Flush()
 	assert.False(t, cutAt(s, "l", "10").Continues, "flushed")
 	assert.True(t, s.State().Up, "an empty store is no fault")
 }
 
-// TestLostEntryIsDeleted: a later walk's page whose chain entry could
-// not be written leaves an earlier walk's entry for the same record; the
-// instance deletes it before it next uses the store, so that the later
-// walk's next page is not cut from the earlier walk's window.
-func TestLostEntryIsDeleted(t *testing.T) {
+// TestLostWriteMovesTheFence: a later walk's page whose chain entry
+// could not be written (the store paused for writes past the call's
+// deadline, the call dropped with its connection) would leave an earlier
+// walk's entry for the same record to decide the later walk's next page,
+// on whichever instance it lands. The page is not sent until its list's
+// fence has moved: the next Cut, on another instance, at once, continues
+// no earlier walk's window.
+func TestLostWriteMovesTheFence(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newStore(t, srv, time.Minute, func(c *redisstore.Config) { c.Timeout = 50 * time.Millisecond })
-	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13") // the earlier walk
-	require.NotNil(t, cutAt(s, "l", "10").Window)
+	short := func(c *redisstore.Config) { c.Timeout = 50 * time.Millisecond }
+	a, b := newStore(t, srv, time.Minute, short), newStore(t, srv, time.Minute, nil)
+	page(a, "l", "10", ticket(t, a, "l"), "1", "10", "11", "12", "13") // the earlier walk
+	require.NotNil(t, cutAt(b, "l", "10").Window)
 
-	tB := ticket(t, s)
+	tB := ticket(t, a, "l")
 	_, err := srv.Do("CLIENT", "PAUSE", "300", "WRITE")
 	require.NoError(t, err)
-	page(s, "l", "10", tB) // the later walk's page: its write waits past the deadline
-	require.False(t, s.State().Up)
-	time.Sleep(400 * time.Millisecond) // the pause and the back-off pass
+	page(a, "l", "10", tB) // the later walk's page: its write waits past the deadline
+	c := cutAt(b, "l", "10")
+	assert.Nil(t, c.Window, "the earlier walk's window does not serve the later walk")
+	assert.True(t, a.State().Up, "the fence moved once the pause ended: the store answers")
+}
 
-	c := cutAt(s, "l", "10")
-	if c.Window != nil {
-		assert.False(t, c.Window.Data().At.Before(tB), "the earlier walk's window serves the later walk")
+// TestWhatAStoreLostDecidesNothing: an earlier walk's write that lands
+// after the store lost the later walk's entry for the same record (a
+// flush, here; a failover to a replica that lagged, or a restore, lose
+// it too) is refused: the list's fence went with what was lost and is
+// made again at the store's now, which the earlier walk's time is
+// before. And a fence of another run (a failover and back to a master
+// whose run_id entries of before carry again) is as none: now.
+func TestWhatAStoreLostDecidesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newStore(t, srv, time.Minute, nil), newStore(t, srv, time.Minute, nil)
+	const list = "calls|k"
+	tA := ticket(t, a, list) // the earlier walk's page began
+	time.Sleep(2 * time.Millisecond)
+	tB := ticket(t, b, list)
+	page(b, list, "10", tB, "1", "10", "11", "13", "20") // the later walk's page, its answer newer
+	srv.Flush()
+	page(a, list, "10", tA, "1", "10", "11", "20", "30") // the earlier walk's write lands after the flush
+	if c := cutAt(b, list, "10"); c.Window != nil {
+		assert.False(t, c.Window.Data().At.Before(tB), "a window read before the later walk's page serves it")
 	}
-	c = cutAt(s, "l", "10")
-	assert.Nil(t, c.Window, "the entry is gone, or the later walk's own (which has no window)")
+
+	page(a, list, "20", ticket(t, a, list), "1", "20", "21", "22", "23")
+	require.NotNil(t, cutAt(a, list, "20").Window)
+	for _, k := range scanKeys(t, srv) {
+		if strings.HasSuffix(k, "}:f") {
+			_, err := srv.Do("SET", k, "0000000000000000000000000000000000000000 1")
+			require.NoError(t, err)
+		}
+	}
+	assert.False(t, cutAt(a, list, "20").Continues, "an entry older than a fence of another run")
 }
 
 // TestKeysAreKeyedHashes: the same identity under another secret is
@@ -211,7 +243,7 @@ func TestKeysAreKeyedHashes(t *testing.T) {
 	srv := redistest.Start(t)
 	s1 := newStore(t, srv, time.Minute, nil)
 	s2 := newStore(t, srv, time.Minute, func(c *redisstore.Config) { c.Secret = []byte("another secret of 16+ bytes") })
-	page(s1, "calls|apikey=k", "10", ticket(t, s1), "1", "10", "11", "12", "13")
+	page(s1, "calls|apikey=k", "10", ticket(t, s1, "calls|apikey=k"), "1", "10", "11", "12", "13")
 	require.True(t, cutAt(s1, "calls|apikey=k", "10").Continues)
 	assert.False(t, cutAt(s2, "calls|apikey=k", "10").Continues, "another secret, another key")
 

@@ -11,6 +11,7 @@ import "github.com/redis/go-redis/v9"
 //	hdgw:{H}:q:<call>      a page on its way to the instance, for the moment of one call
 //	hdgw:{H}:a:<id>        a read ahead after record <id>, claimed (ahead.go)
 //	hdgw:{H}:d:<id>        that read, over
+//	hdgw:{H}:f             the list's fence: run and time (fenceLua)
 //
 // H is the keyed hash of the list identity (keys.go). Times are the
 // store's own (TIME, in microseconds) where the walk rule compares them,
@@ -53,14 +54,54 @@ import "github.com/redis/go-redis/v9"
 // script, and a page is read by a COPY in the cut script to a key of the
 // call's own that a GETDEL in the same pipeline reads back.
 
+// fenceLua starts every script that reads or writes a chain entry: t,
+// the store's TIME, and fence, which returns the list's fence (KEYS[4] of
+// the cut and walked scripts, hdgw:{H}:f) as a time, making it now when
+// it is not there or not of this run (ARGV[1]), and keeps it alive for
+// px milliseconds more, as long as any entry written now. No entry or
+// window whose walk rule time is older than the fence serves or is
+// written (see Store and fenceScript): a fence missing (flushed, or the
+// list idle for a TTL) or of another run (a failover, and back) is now,
+// so that whatever a store lost, nothing written before it was lost
+// decides a walk after.
+const fenceLua = `
+local t = redis.call('TIME')
+local function fence(key, run, px)
+	local f, frun, fat = redis.call('GET', key), nil, nil
+	if f then frun, fat = string.match(f, '^(%S+) (%d+)$') end
+	if frun ~= run then
+		fat = t[1] .. string.sub('00000' .. t[2], -6)
+		redis.call('SET', key, run .. ' ' .. fat, 'PX', px)
+	else
+		redis.call('PEXPIRE', key, px)
+	end
+	return tonumber(fat)
+end
+`
+
+// fenceScript moves a list's fence (KEYS[1]) to the store's now, under
+// the run_id ARGV[1], for ARGV[2] milliseconds: an instance that could
+// not learn whether a page's chain entry was written runs it before the
+// page is sent (see Walked), so that no entry of the list written for an
+// older walk decides the page's next one. A fence already later stays.
+var fenceScript = redis.NewScript(fenceLua + `
+local now = tonumber(t[1] .. string.sub('00000' .. t[2], -6))
+if fence(KEYS[1], ARGV[1], ARGV[2]) <= now then -- past every entry written before, within the microsecond
+	redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. string.format('%.0f', now + 1), 'PX', ARGV[2])
+end
+return 1
+`)
+
 // cutScript answers Cut in one round trip, with the GETDEL of KEYS[3]
 // after it. KEYS[1] is the chain entry, KEYS[2] the prefix of the
-// list's keys, KEYS[3] the call's own key to copy the page to; ARGV are
+// list's keys, KEYS[3] the call's own key to copy the page to, KEYS[4]
+// the list's fence (fenceLua), which an entry's time must not be older
+// than; ARGV are
 // the run_id the instance reads the store as, the page size, "1" for a
 // Fresh page, the TTL in microseconds, the instance's time and the TTL
 // in nanoseconds, and how long in milliseconds to claim a read ahead for
-// ("0": the instance cannot read ahead now). It returns {now} when no live entry of this run
-// continues the walk, {now, entry} when the page is not to be cut
+// ("0": the instance cannot read ahead now). It returns {now} when no live entry of this run,
+// as new as the fence, continues the walk, {now, entry} when the page is not to be cut
 // (Fresh, or no window), {now, entry, ""} when the entry's window is
 // gone, {now, entry, "-"} when the walk rule or the TTL refuses it or the
 // window holds nothing after the cursor, and {now, entry, meta,
@@ -85,15 +126,15 @@ import "github.com/redis/go-redis/v9"
 // answer is then the walk's window, at the new size. The entry carries
 // the walk's read-ahead state on unchanged; its pace is taken again at
 // the next page read from the backend.
-var cutScript = redis.NewScript(`
-local t = redis.call('TIME')
+var cutScript = redis.NewScript(fenceLua + `
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local fat = fence(KEYS[4], ARGV[1], math.floor(tonumber(ARGV[4]) / 1000))
 local c = redis.call('GET', KEYS[1])
 if not c then return {now} end
 local run, at, made, win, k, imade, wsize, rate, backoff =
 	string.match(c, '^(%S+) (%d+) (%d+) (%S+) (%d+) (%d+) (%d+) (%S+) (%d)$')
 local ttl, inow, ittl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-if run ~= ARGV[1] or now - tonumber(made) >= ttl or inow - tonumber(imade) >= ittl then return {now} end
+if run ~= ARGV[1] or tonumber(at) < fat or now - tonumber(made) >= ttl or inow - tonumber(imade) >= ittl then return {now} end
 if ARGV[3] == '1' or win == '-' then return {now, c} end
 local wk = KEYS[2] .. 'w:' .. win
 local meta = redis.call('LINDEX', wk, 0)
@@ -147,7 +188,9 @@ return {now, c, meta, redis.call('LINDEX', wk, 1), written, skip, reaches, ahead
 // entry and KEYS[2] the window to write; either is KEYS[3], the list's
 // prefix (never a key of its own), when there is none, so that every key
 // the script names is the store's (an ACL user limited to hdgw:* may run
-// it); KEYS[4] on are the window's pages. ARGV: [1] the run_id, [2] the
+// it); KEYS[4] is the list's fence (fenceLua): a page whose time is
+// older writes nothing, and the script returns 0; KEYS[5] on are the
+// window's pages. ARGV: [1] the run_id, [2] the
 // walk rule's time of the page's answers ("" when the page has none: the
 // store's now, later than its calls, which only admits fewer windows),
 // [3] the chain entry's fields after made, [4] the TTL in milliseconds,
@@ -158,12 +201,12 @@ return {now, c, meta, redis.call('LINDEX', wk, 1), written, skip, reaches, ahead
 // is later stays as it is, window and all: the rule then holds for every
 // walk through that record, the later walk's window serving the earlier
 // walk too (a newer answer is never the past to it).
-var walkedScript = redis.NewScript(`
-local t = redis.call('TIME')
+var walkedScript = redis.NewScript(fenceLua + `
 local now = t[1] .. string.sub('00000' .. t[2], -6)
 local at = ARGV[2]
 if at == '' then at = now end
-if KEYS[2] ~= KEYS[3] and #KEYS > 3 and redis.call('EXISTS', unpack(KEYS, 4)) == #KEYS - 3 then
+if tonumber(at) < fence(KEYS[4], ARGV[1], ARGV[4]) then return 0 end
+if KEYS[2] ~= KEYS[3] and #KEYS > 4 and redis.call('EXISTS', unpack(KEYS, 5)) == #KEYS - 4 then
 	redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. at .. ' ' .. ARGV[5], ARGV[6], unpack(ARGV, 7))
 	redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end

@@ -24,10 +24,29 @@
 //     older one.
 //   - Faults: every call has a deadline; a call that fails turns the
 //     store off for a back-off that doubles while it keeps failing, and
-//     costs the page a backend call, never an error. A page whose chain
-//     entry could not be written has its id's entry deleted before this
-//     instance next reads or writes the store, so that an older walk's
-//     entry for the same record cannot decide for it (see Walked).
+//     costs the page a backend call, never an error.
+//   - What a fault may lose, a fence voids. A cursor carries only an id,
+//     so an entry cannot say which walk it is for; the one under a
+//     record is the latest page's that ended there (keep-later), and a
+//     page whose write is lost would leave an older walk's entry to
+//     decide its next page. So every list has a fence, a time on the
+//     store's clock, and no entry or window whose walk rule time is
+//     older serves or is written (fence.go): a page whose write failed,
+//     timed out or was skipped is not sent until it has moved the fence
+//     to the store's now, and a fence that is not there (flushed,
+//     evicted, restored without it) or is another run's (a failover, and
+//     back) is now. So a page is cut only from an entry written after
+//     whatever this walk may have lost; where the store cannot say, the
+//     cursor is cold (a backend call), never an older walk's. Where even
+//     the fence cannot be moved (the store not answering this instance
+//     for resolveTimeout), the page is sent and the fence tried again in
+//     the background until it lands: the one gap, stated in SECURITY.md.
+//     Why a fence, not entries that name their write or are used once:
+//     the cursor, the spec's, has no room for a name, and a walk that
+//     stops, or a client that asks a page again, leaves a used-once
+//     entry in place or finds it gone; a fence needs neither, costs no
+//     round trip (the scripts read it), and voids at once whatever a
+//     fault may have let through, whoever wrote it.
 package redisstore
 
 import (
@@ -152,15 +171,17 @@ type Store struct {
 	lastErr   string
 	downUntil time.Time     // no call before it, but one probe after
 	backoff   time.Duration // the next down time
-	// lost are chain entries a page could not write, to delete once the
-	// store answers (see Walked), oldest first.
-	lost []lostEntry
-}
-
-// lostEntry is a chain entry whose write failed, until its TTL passes.
-type lostEntry struct {
-	key  string
-	made time.Time
+	// lost are the lists (their keys' prefix) with a page whose chain
+	// entry may not have been written and whose fence did not move
+	// either, and when that page began: each is fenced before the
+	// instance next reads or writes the store (fence.go).
+	lost map[string]time.Time
+	// unreachable says a fence timed out since the store last answered:
+	// a page then waits for no other (fence.go).
+	unreachable bool
+	retrying    bool          // retryLost's goroutine runs
+	closed      chan struct{} // closed by Close
+	closeOnce   sync.Once
 }
 
 // Back-off after a failed call: from minBackoff, doubling up to
@@ -168,9 +189,9 @@ type lostEntry struct {
 const (
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 5 * time.Second
-	// maxLost bounds the chain entries kept to delete: an instance that
-	// served more pages than this within one TTL of an outage forgets
-	// the oldest (see Walked).
+	// maxLost bounds the lists kept to fence: an instance that served
+	// more lists than this within one TTL of an outage forgets some
+	// (see fence.go).
 	maxLost = 1 << 14
 )
 
@@ -198,7 +219,7 @@ func New(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("readahead_store: %v", err)
 	}
-	s := &Store{cfg: cfg, addr: a, up: true, since: time.Now(), name: windowName() + "-"}
+	s := &Store{cfg: cfg, addr: a, up: true, since: time.Now(), name: windowName() + "-", closed: make(chan struct{})}
 	empty := ""
 	s.lastRun.Store(&empty)
 	s.policy.Store(&empty)
@@ -242,8 +263,12 @@ func (s *Store) State() State {
 	return st
 }
 
-// Close closes the store's connections.
-func (s *Store) Close() error { return s.client.Close() }
+// Close closes the store's connections, and stops trying the fences
+// pages could not move (fence.go).
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.client.Close()
+}
 
 // usable reports whether a call may go to the store now: it is up, or
 // its back-off has passed (the call is then the probe).
@@ -285,58 +310,12 @@ func (s *Store) failed(op string, err error) {
 func (s *Store) answered() {
 	s.mu.Lock()
 	wasUp := s.up
-	s.up = true
+	s.up, s.unreachable = true, false
 	if !wasUp {
 		s.since = time.Now()
 	}
 	s.mu.Unlock()
 	if !wasUp && s.cfg.OnState != nil {
 		s.cfg.OnState(true, nil)
-	}
-}
-
-// forgetLost deletes the chain entries pages could not write, those
-// still within their TTL, before any other call reads the store: false
-// when that failed (they are kept for the next call, and the store is
-// off for its back-off).
-func (s *Store) forgetLost(ctx context.Context) bool {
-	s.mu.Lock()
-	lost := s.lost
-	s.lost = nil
-	s.mu.Unlock()
-	if len(lost) == 0 {
-		return true
-	}
-	now := time.Now()
-	keys := make([]string, 0, len(lost))
-	for _, l := range lost {
-		if now.Sub(l.made) < s.cfg.TTL {
-			keys = append(keys, l.key)
-		}
-	}
-	if len(keys) == 0 {
-		return true
-	}
-	// One DEL a key: the keys are of different lists, which a cluster
-	// keeps in different slots (its client splits the pipeline by node).
-	pipe := s.client.Pipeline()
-	for _, k := range keys {
-		pipe.Del(ctx, k)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		s.remember(lost)
-		s.failed("walked", err)
-		return false
-	}
-	return true
-}
-
-// remember keeps chain entries to delete once the store answers.
-func (s *Store) remember(lost []lostEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lost = append(s.lost, lost...)
-	if n := len(s.lost) - maxLost; n > 0 {
-		s.lost = append(s.lost[:0], s.lost[n:]...)
 	}
 }

@@ -98,7 +98,7 @@ func newStore(t testing.TB, srv *redistest.Server, ttl time.Duration, mod func(*
 // the windows', and a call past its deadline, or a wait for another
 // instance's read ahead past three quarters of it, costs a call by
 // design. The faults these tests make fail calls at once; a test of the
-// deadline itself sets its own (TestLostEntryIsDeleted).
+// deadline itself sets its own (TestLostWriteMovesTheFence).
 func newStoreAt(t testing.TB, url string, ttl time.Duration, mod func(*redisstore.Config)) *redisstore.Store {
 	t.Helper()
 	cfg := redisstore.Config{

@@ -198,7 +198,7 @@ func TestSentinel(t *testing.T) {
 func TestTimeOfAnotherRun(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newStore(t, srv, time.Minute, slowMachine)
-	at := ticket(t, s)
+	at := ticket(t, s, "l")
 	run := s.State().RunID
 	srv.Restart()
 	require.Eventually(t, func() bool {
@@ -210,6 +210,6 @@ func TestTimeOfAnotherRun(t *testing.T) {
 	c := cutAt(s, "l", "10")
 	assert.True(t, c.Continues, "the page's chain entry is written, at the store's own time")
 	assert.Nil(t, c.Window, "no window read at a time of another run's clock")
-	page(s, "l", "10", ticket(t, s), "1", "10", "11", "12", "13")
+	page(s, "l", "10", ticket(t, s, "l"), "1", "10", "11", "12", "13")
 	assert.NotNil(t, cutAt(s, "l", "10").Window, "the control: a time of this run keeps the window")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,42 +16,43 @@ import (
 )
 
 // Walked implements translate.WalkStore: the page's chain entry and the
-// window it read, if any, in one script. A chain entry that cannot be
-// written (the store failing, or off for its back-off) is deleted before
-// this instance next reads or writes the store (forgetLost): an entry of
-// an older walk through the same record, left in place, would let this
-// walk's next page be cut from that walk's window, read before this walk
-// began. What remains is a store that fails this instance's write and at
-// once answers another instance's read of the same entry, with an older
-// walk of the same caller through the same record within the TTL: that
-// gap is stated in SECURITY.md. A page the store never hears of costs
-// only calls.
+// window it read, if any, in one script, which the list's fence may
+// refuse (see fence.go). When the page makes a chain entry and the
+// store's answer is not had (the call failed or timed out, or the store
+// is off for its back-off), the list's fence is moved before the page is
+// sent, so that an older walk's entry for the same record cannot decide
+// the page's next one.
 func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 	if s.cfg.TTL <= 0 || cutWhole(s.cfg.Order, p) {
 		return
 	}
 	base := s.listKey(list)
+	if s.write(ctx, base, p) || !p.More || p.Last == "" {
+		return
+	}
+	s.fence(ctx, base, p.Now)
+}
+
+// write runs Walked's script: false when the store's answer is not had.
+func (s *Store) write(ctx context.Context, base string, p translate.Walked) bool {
 	chainKey := base // none: see walkedScript
 	if p.More && p.Last != "" {
 		chainKey = base + "c:" + p.Last
 	}
 	if !s.usable(time.Now()) {
-		s.lose(chainKey, p.Now)
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	n, run, err := s.nodeFor(ctx, base)
 	if err != nil {
-		s.lose(chainKey, p.Now)
 		s.failed("walked", err)
-		return
+		return false
 	}
-	if !s.forgetLost(ctx) {
-		s.lose(chainKey, p.Now)
-		return
+	if !s.fenceLost(ctx) {
+		return false
 	}
-	keys := []string{chainKey, base, base}
+	keys := []string{chainKey, base, base, base + "f"}
 	args := make([]any, 6, 8)
 	args[0] = run.id
 	if runEpoch(p.At) != run.epoch {
@@ -89,27 +89,27 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 	args[2] = fmt.Sprintf("%s %d %d %d %s %d", win, k, p.Now.UnixNano(), p.Walk.Size,
 		strconv.FormatFloat(p.Walk.Rate, 'g', 6, 64), b2i(p.Walk.Backoff))
 	if chainKey == base && keys[1] == base {
-		return
+		return true
 	}
 	if err := s.walkedCall(ctx, n.client, keys, pages, args); err != nil {
-		s.lose(chainKey, p.Now)
 		s.failed("walked", err)
-		return
+		return false
 	}
 	if keys[1] != base {
 		s.kept.Add(1)
 	}
 	s.answered()
+	return true
 }
 
-// walkedCall writes a window's pages (keys[3:]) and runs walkedScript
+// walkedCall writes a window's pages (keys[4:]) and runs walkedScript
 // after them, in one pipeline.
 func (s *Store) walkedCall(ctx context.Context, client *redis.Client, keys []string, pages [][]byte, args []any) error {
 	for try := 0; ; try++ {
 		pipe := client.Pipeline()
 		if try == 0 {
 			for j, pg := range pages {
-				pipe.Set(ctx, keys[3+j], pg, s.cfg.TTL)
+				pipe.Set(ctx, keys[4+j], pg, s.cfg.TTL)
 			}
 		}
 		script := walkedScript.EvalSha(ctx, pipe, keys, args...)
@@ -137,14 +137,6 @@ func cutWhole(o cursor.Order, p translate.Walked) bool {
 	}
 	ids := p.From.Data().IDs
 	return after(o, ids, p.Last) == len(ids)-1
-}
-
-// lose remembers a chain entry a page could not write, to delete it once
-// the store answers (see Walked); a key without an id is none.
-func (s *Store) lose(key string, made time.Time) {
-	if strings.Contains(key, "}:c:") {
-		s.remember([]lostEntry{{key, made}})
-	}
 }
 
 // window appends the window's meta, envelope and pages' last ids to args
