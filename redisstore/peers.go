@@ -170,7 +170,7 @@ func (s *Store) Heartbeat(ctx context.Context, me Member) (Sharing, bool) {
 func (s *Store) Leave(ctx context.Context, instance string) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	pipe := s.client.TxPipeline()
+	pipe := s.client.Pipeline() // one slot; no MULTI, which the documented ACL does not allow
 	pipe.ZRem(ctx, registrySeen, instance)
 	pipe.HDel(ctx, registryInfo, instance)
 	_, _ = pipe.Exec(ctx)
