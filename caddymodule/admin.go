@@ -148,6 +148,13 @@ type (
 		// errors, run_id and eviction policy, pages served and windows
 		// kept. Absent without one.
 		Store *redisstore.State `json:"store,omitempty"`
+		// Sharing is who shares the store's entries with this instance,
+		// from its last heartbeat through the store (storecheck.go): its
+		// instance id, the key_id of its readahead_store_key (a digest,
+		// never the key), its peers (same key, same fingerprint) and the
+		// instances on the store it shares nothing with, and why. Absent
+		// without a store.
+		Sharing *redisstore.Sharing `json:"sharing,omitempty"`
 		// Walks is what this instance, with no shared store, has seen of
 		// whether its callers' walks stay on it: its windows serve only
 		// while trusted (operating.md, "Several instances"). Absent with a
@@ -267,6 +274,7 @@ func (g *Gateway) report(s site) gatewayReport {
 	if g.store != nil {
 		st := g.store.State()
 		gr.Readahead.Store = &st
+		gr.Readahead.Sharing = g.sharingReport()
 	}
 	gr.Readahead.Walks = g.staysReport()
 	for _, name := range slices.Concat(g.CursorEndpoints, g.FilterEndpoints) {

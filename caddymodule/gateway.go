@@ -259,6 +259,7 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 		return err
 	}
 	g.startDeployment(ctx)
+	g.watchStore(ctx)
 	g.windows = translate.NewMemoryStore(g.order, time.Duration(*g.ReadaheadTTL), g.ReadaheadMemory)
 	g.windows.OnDrop = windowDropped
 	g.watchStays()

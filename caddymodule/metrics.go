@@ -32,7 +32,7 @@ var (
 	// dropReasons are windowDropped's; storeOps the shared store's calls
 	// (redisstore's OnError).
 	dropReasons = []string{"evicted", "expired"}
-	storeOps    = []string{"cut", "walked", "ahead"}
+	storeOps    = []string{"cut", "walked", "ahead", "check", "peers"}
 )
 
 // metrics are the gateway's Prometheus collectors, all prefixed
@@ -52,6 +52,9 @@ var metrics = struct {
 	windowsDropped   *prometheus.CounterVec
 	windowBytes      prometheus.GaugeFunc
 	storeErrors      *prometheus.CounterVec
+	storeConfigured  prometheus.GaugeFunc
+	storeUp          prometheus.GaugeFunc
+	storePeers       prometheus.GaugeFunc
 	aheadCalls       prometheus.Counter
 	aheadErrors      prometheus.Counter
 	stays            []prometheus.Collector // stay.go
@@ -111,6 +114,34 @@ func registerMetrics(registry *prometheus.Registry) error {
 			Namespace: ns, Name: "readahead_store_errors_total",
 			Help: "Calls to the shared read-ahead store (readahead_store) that failed or timed out, by operation; each costs backend calls, never a page.",
 		}, []string{"op"})
+		metrics.storeConfigured = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: ns, Name: "readahead_store_configured",
+			Help: "Running gateways with a shared read-ahead store (readahead_store) in use: 0 without one, whatever readahead_store_errors_total says.",
+		}, func() float64 { return float64(len(storeGateways())) })
+		metrics.storeUp = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: ns, Name: "readahead_store_up",
+			Help: "Running gateways whose shared read-ahead store answered its last call (checked when the config runs, and by a heartbeat every 10s): below readahead_store_configured, pages go to the backend.",
+		}, func() float64 {
+			n := 0
+			for _, g := range storeGateways() {
+				if g.store.State().Up {
+					n++
+				}
+			}
+			return float64(n)
+		})
+		metrics.storePeers = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: ns, Name: "readahead_store_peers",
+			Help: "Other instances the shared read-ahead store shows sharing this gateway's walks (the same readahead_store_key and deployment fingerprint, seen within 30s); with several gateways in one Caddy, the fewest any of them has. 0 with a store behind a balancer that spreads walks: nothing is shared.",
+		}, func() float64 {
+			least := -1
+			for _, g := range storeGateways() {
+				if n := g.store.Sharing().Peers; least < 0 || n < least {
+					least = n
+				}
+			}
+			return float64(max(least, 0))
+		})
 		metrics.aheadCalls = prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Name: "readahead_background_calls_total",
 			Help: "Backend calls made reading walks' next windows ahead of their walkers, in the background.",
@@ -146,7 +177,21 @@ func registerMetrics(registry *prometheus.Registry) error {
 func collectors() []prometheus.Collector {
 	return append([]prometheus.Collector{metrics.requests, metrics.subrequests, metrics.index, metrics.filterRejections,
 		metrics.unusable, metrics.pageLimit, metrics.readaheadPages, metrics.windowsDropped, metrics.windowBytes, metrics.keysetMisreads, metrics.storeErrors,
+		metrics.storeConfigured, metrics.storeUp, metrics.storePeers,
 		metrics.aheadCalls, metrics.aheadErrors}, metrics.stays...)
+}
+
+// storeGateways are the running gateways with a shared store.
+func storeGateways() []*Gateway {
+	gs := runningGateways()
+	n := 0
+	for _, g := range gs {
+		if g.store != nil {
+			gs[n] = g
+			n++
+		}
+	}
+	return gs[:n]
 }
 
 // endpointMetrics are one endpoint's children of the collectors for what

@@ -160,7 +160,7 @@ func TestDocumentedMetricsAtFirstScrape(t *testing.T) {
 	for label, values := range map[string][]string{
 		`helpdesk_gateway_filter_rejections_total{reason=%q}`:         {"query", "repeated", "syntax", "too_long", "too_many", "unknown_parameter", "not_filterable", "operator", "value"},
 		`helpdesk_gateway_readahead_windows_dropped_total{reason=%q}`: {"evicted", "expired"},
-		`helpdesk_gateway_readahead_store_errors_total{op=%q}`:        {"cut", "walked", "ahead"},
+		`helpdesk_gateway_readahead_store_errors_total{op=%q}`:        {"cut", "walked", "ahead", "check", "peers"},
 	} {
 		for _, v := range values {
 			_, ok := series[fmt.Sprintf(label, v)]

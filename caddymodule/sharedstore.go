@@ -216,7 +216,7 @@ func (g *Gateway) openStore(s storeSettings) error {
 		// Its errors name the option already, and never the password.
 		return fmt.Errorf("readahead_store %q: %s", a.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
 	}
-	g.store = &sharedStore{Store: store}
+	g.store = &sharedStore{Store: store, instance: newInstanceID()}
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
 		zap.String("store", host), zap.Stringer("kind", a.Kind), zap.String("master_name", a.Master),
 		zap.Bool("tls", a.TLS), zap.Duration("timeout", timeout))
@@ -247,7 +247,8 @@ func (g *Gateway) storeStateLogger(host string) func(up bool, err error) {
 // sharedStore is the gateway's shared store.
 type sharedStore struct {
 	*redisstore.Store
-	closed atomic.Bool // Cleanup and the context's end both unload the gateway
+	instance string      // this gateway in the store's registry (storecheck.go)
+	closed   atomic.Bool // Cleanup and the context's end both unload the gateway
 }
 
 // closeStore closes the shared store, once.
@@ -255,6 +256,7 @@ func (g *Gateway) closeStore() {
 	if g.store == nil || !g.store.closed.CompareAndSwap(false, true) {
 		return
 	}
+	g.leaveStore()
 	if err := g.store.Close(); err != nil {
 		g.logger.Debug("closing readahead_store", zap.Error(err))
 	}

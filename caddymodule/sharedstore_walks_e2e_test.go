@@ -405,7 +405,7 @@ func TestSharedStoreHandBuiltCursor(t *testing.T) {
 
 // storeACL is the ACL rule docs/operating.md gives the gateways' Redis
 // user, without its password: the commands the store uses, on its keys.
-const storeACL = "~hdgw:* resetchannels -@all +get +set +del +eval +evalsha +rpush +lindex +exists +copy +getdel +blmove +pexpire +time +ping +info +config|get"
+const storeACL = "~hdgw:* resetchannels -@all +get +set +del +eval +evalsha +rpush +lindex +exists +copy +getdel +blmove +pexpire +time +ping +info +config|get +zadd +zrange +zrangebyscore +zrem +hset +hdel +hmget"
 
 // TestSharedStoreACLUser reaches the store as the user docs/operating.md
 // recommends, allowed only storeACL: a walk through three instances is

@@ -164,6 +164,8 @@ type Store struct {
 
 	// deployment is Config.Deployment, or SetDeployment's (keys.go).
 	deployment atomic.Pointer[[]byte]
+	// sharing is what the last Heartbeat read (peers.go).
+	sharing atomic.Pointer[Sharing]
 
 	mu        sync.Mutex
 	up        bool

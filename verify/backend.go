@@ -54,7 +54,8 @@ type backendWalk struct {
 	fixed     bool // it sent more than asked: it ignores its page size
 	ignored   bool // the second window came back as the first: it ignores the page number or offset
 	orderOK   bool // the ids ascend under the configured id order
-	lexical   bool // they ascend as strings, not as numbers
+	lexical   bool // they ascend as strings
+	numeric   bool // they are all whole numbers, ascending as numbers
 	// What was observed: each field above is a default until the
 	// request that shows it answers, and describe reports only these.
 	answered   bool // the first window answered
@@ -70,7 +71,7 @@ type backendWalk struct {
 // sends, so reading on until nothing comes gets every record whatever
 // the clamp.
 func (v *verifier) walkBackend(ctx context.Context, name string) *backendWalk {
-	bw := &backendWalk{walk: newWalk(name), firstPage: 1, orderOK: true, lexical: true}
+	bw := &backendWalk{walk: newWalk(name), firstPage: 1, orderOK: true, lexical: true, numeric: true}
 	w := bw.walk
 	d := v.cfg.BackendPaging
 	sort, _ := url.ParseQuery(v.cfg.BackendSort)
@@ -144,9 +145,11 @@ func (v *verifier) walkBackend(ctx context.Context, name string) *backendWalk {
 		w.pages++
 		bw.largest = max(bw.largest, len(ids))
 		for _, id := range ids {
+			bw.numeric = bw.numeric && cursor.Numeric.Check(id) == nil
 			if prev != "" {
 				bw.orderOK = bw.orderOK && order.Check(id) == nil && order.Compare(prev, id) < 0
 				bw.lexical = bw.lexical && cursor.Lexical.Compare(prev, id) < 0
+				bw.numeric = bw.numeric && cursor.Numeric.Check(prev) == nil && cursor.Numeric.Compare(prev, id) < 0
 			}
 			prev = id
 			if _, seen := w.page[id]; !seen {
@@ -268,6 +271,15 @@ func (v *verifier) describe(d *backendWalk) {
 	switch {
 	case len(d.ids) < 2:
 		fmt.Fprintln(v.out, "  id order: not observed: fewer than two records came")
+	case d.orderOK && d.numeric && v.cfg.Order == cursor.Lexical:
+		// As strings only while the ids keep one width: at the first id
+		// a digit longer (10000 after 9999) the backend's numeric order
+		// is no longer lexical, and the gateway refuses every walk.
+		fmt.Fprintf(v.out, "  id order: ascending as numbers with %s%s; every id is a whole number\n", v.cfg.BackendSort, read)
+		fmt.Fprintln(v.out, "  warning: id_order lexical on ids that are all numbers holds only while they have one width: at the first id a digit longer (10000 after 9999) every walk fails (502, \"set id_order numeric\"); set id_order numeric")
+		if d.complete {
+			lines = append(lines, "id_order numeric", "backend_sort "+v.cfg.BackendSort)
+		}
 	case d.orderOK:
 		fmt.Fprintf(v.out, "  id order: ascending %s with %s%s\n", v.cfg.Order, v.cfg.BackendSort, read)
 		if d.complete {
