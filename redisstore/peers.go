@@ -130,9 +130,11 @@ return redis.call('HMGET', KEYS[2], unpack(ids))
 // Heartbeat writes me into the store's registry for HeartbeatTTL and
 // reads back who is there, in one round trip within the store's
 // timeout: the Sharing it returns is also what Sharing returns until the
-// next. A failed heartbeat is a failed store call (op "peers"), as any
-// other: the store is down for its back-off. A store in its back-off is
-// not asked (false).
+// next. A failed heartbeat is counted as a failed store call (op
+// "peers"), but does not put the store in its back-off: pages keep the
+// store while their own calls answer (an ACL that predates the registry
+// refuses only its commands). A store in its back-off is not asked
+// (false).
 func (s *Store) Heartbeat(ctx context.Context, me Member) (Sharing, bool) {
 	if !s.usable(time.Now()) {
 		return s.Sharing(), false
@@ -143,7 +145,10 @@ func (s *Store) Heartbeat(ctx context.Context, me Member) (Sharing, bool) {
 	res, err := heartbeatScript.Run(ctx, s.client, []string{registrySeen, registryInfo},
 		me.Instance, string(info), HeartbeatTTL.Milliseconds()).Slice()
 	if err != nil {
-		s.failed("peers", err)
+		s.errors.Add(1)
+		if s.cfg.OnError != nil {
+			s.cfg.OnError("peers", err)
+		}
 		return s.Sharing(), false
 	}
 	s.answered()
