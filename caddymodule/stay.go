@@ -54,12 +54,19 @@ func (g *Gateway) staysReport() *liststore.Stay {
 }
 
 // staysSum sums f over the running gateways' proofs: the metrics below.
-func staysSum(f func(st *liststore.Stay) float64) float64 {
+// lists says f reads the lists' counts (Stay.Proven, Stay.StandingDown),
+// which look at every list; the counters are read without.
+func staysSum(lists bool, f func(st *liststore.Stay) float64) float64 {
 	var n float64
 	for _, g := range runningGateways() {
-		if st := g.staysReport(); st != nil {
-			n += f(st)
+		if g.store != nil || g.windows.TTL() <= 0 {
+			continue
 		}
+		st := g.windows.StayCounters()
+		if lists {
+			st = g.windows.Stay()
+		}
+		n += f(&st)
 	}
 	return n
 }
@@ -68,7 +75,7 @@ func staysSum(f func(st *liststore.Stay) float64) float64 {
 // endpoint's field of readahead.walks of the same name, summed.
 func stayCollectors(ns string) []prometheus.Collector {
 	gauge := func(name, help string, f func(st *liststore.Stay) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, func() float64 { return staysSum(f) })
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, func() float64 { return staysSum(true, f) })
 	}
 	return []prometheus.Collector{
 		gauge("readahead_lists_proven", "Callers' lists whose walks were seen to stay on this instance, so that their windows serve (no readahead_store): admin readahead.walks.lists_proven.",
@@ -77,7 +84,9 @@ func stayCollectors(ns string) []prometheus.Collector {
 			func(st *liststore.Stay) float64 { return float64(st.StandingDown) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "readahead_stood_down_total",
 			Help: "Times a caller's list stood down at a sign (the first sign of each quiet time; no readahead_store): admin readahead.walks.stood_down."},
-			func() float64 { return staysSum(func(st *liststore.Stay) float64 { return float64(st.StoodDown) }) }),
+			func() float64 {
+				return staysSum(false, func(st *liststore.Stay) float64 { return float64(st.StoodDown) })
+			}),
 		&stayCounter{
 			desc: prometheus.NewDesc(ns+"_readahead_walk_signs_total", "Signs that a caller's walks go on at another instance (no readahead_store), by kind: a cursor this instance handed out for a page served before the window it lands in (continued_elsewhere), or one it never handed out (not_issued_here), landing in one of the caller's windows past the furthest page served from it. Each stands that caller's list down, never another's: admin readahead.walks.signs.", []string{"kind"}, nil),
 			values: map[string]func(st *liststore.Stay) float64{
@@ -109,6 +118,6 @@ func (c *stayCounter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *stayCounter) Collect(ch chan<- prometheus.Metric) {
 	for label, f := range c.values {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, staysSum(f), label)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, staysSum(false, f), label)
 	}
 }

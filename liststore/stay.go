@@ -222,8 +222,33 @@ const maxInFlight = 50 * time.Millisecond
 // pages elsewhere that a cursor coming back later may have had.
 const MinLease = 200 * time.Millisecond
 
-// Stay returns what the store has seen of whether walks stay on it.
+// Stay returns what the store has seen of whether walks stay on it: its
+// counters (StayCounters) and how many of its lists are proven and
+// standing down now, which takes a look at each list under the store's
+// lock.
 func (s *Memory[S]) Stay() Stay {
+	st := s.StayCounters()
+	if s == nil {
+		return st
+	}
+	s.mu.Lock()
+	now := s.seen
+	for _, l := range s.lists {
+		switch {
+		case l.proof.quieting(now, s.stays.quiet):
+			st.StandingDown++
+		case l.proof.trusted:
+			st.Proven++
+		}
+	}
+	s.mu.Unlock()
+	return st
+}
+
+// StayCounters is Stay without the lists' counts (Proven and
+// StandingDown left 0): its counters only, read without the store's
+// lock, for a metrics scrape.
+func (s *Memory[S]) StayCounters() Stay {
 	if s == nil {
 		return Stay{}
 	}
@@ -237,17 +262,6 @@ func (s *Memory[S]) Stay() Stay {
 	s.stays.mu.Lock()
 	st.LastSign = s.stays.lastSign
 	s.stays.mu.Unlock()
-	s.mu.Lock()
-	now := s.seen
-	for _, l := range s.lists {
-		switch {
-		case l.proof.quieting(now, s.stays.quiet):
-			st.StandingDown++
-		case l.proof.trusted:
-			st.Proven++
-		}
-	}
-	s.mu.Unlock()
 	return st
 }
 
