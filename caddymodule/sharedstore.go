@@ -248,6 +248,7 @@ func (g *Gateway) storeStateLogger(host string) func(up bool, err error) {
 type sharedStore struct {
 	*redisstore.Store
 	instance string      // this gateway in the store's registry (storecheck.go)
+	joined   atomic.Bool // a heartbeat wrote it there: it leaves as it unloads
 	closed   atomic.Bool // Cleanup and the context's end both unload the gateway
 }
 

@@ -69,6 +69,7 @@ func (g *Gateway) watchStore(ctx context.Context) {
 		alone := false
 		for wait := firstHeartbeat; ; wait = min(2*wait, heartbeatEvery) {
 			if sh, ok := st.Heartbeat(ctx, me); ok {
+				st.joined.Store(true)
 				alone = g.logSharing(sh, alone)
 			}
 			select {
@@ -144,10 +145,11 @@ func (g *Gateway) logSharing(sh redisstore.Sharing, alone bool) bool {
 }
 
 // leaveStore takes the instance out of the store's registry as its
-// config is unloaded, when the store is up: its peers stop counting it
-// at once.
+// config is unloaded, when a heartbeat wrote it there and the store is
+// up: its peers stop counting it at once. A config only validated never
+// ran, and asks nothing of the store.
 func (g *Gateway) leaveStore() {
-	if g.store == nil || !g.store.State().Up {
+	if g.store == nil || !g.store.joined.Load() || !g.store.State().Up {
 		return
 	}
 	g.store.Leave(context.Background(), g.store.instance)
