@@ -36,10 +36,13 @@ import (
 //     out is no sign by itself: a parallel export's workers start from
 //     hand-built cursors, a job replays an earlier walk's cursors, and
 //     the README's example builds one by hand.
-//   - A list's windows serve once ProofHits hits were seen with no sign
-//     since; at a sign the list stands down (its pages are read as with
-//     read-ahead off, though its walks still read small windows, so that
-//     a sign can show) for the quiet time, then proves again.
+//   - A list's windows serve once one of its walks continued ProofHits
+//     pages in a row here, each with a cursor handed out for it and back
+//     within its lease (Walk.Run); a page that begins a walk here (no
+//     cursor, or one with no live entry) starts every run again. Until
+//     then its walks read their windows ahead as usual, so that a sign
+//     can show, and none serves. At a sign the list stands down (no
+//     window serves it) for the quiet time, then proves again.
 //   - Whatever the proof, a cursor is cold (one backend call, with the
 //     walk's read-ahead: its answer is the walk's next window) when it
 //     was handed out fewer times here than it came back (reused: a retry,
@@ -48,16 +51,17 @@ import (
 //     either may be another walk of the same caller served elsewhere up
 //     to that cursor.
 //
-// docs/stay.md lists every
-// arrival sequence that could serve a page from a window read before its
-// walk began, and what excludes or shows it.
+// docs/stay.md lists every arrival sequence that could serve a page from
+// a window read before its walk began, and what excludes or shows it.
 
-// ProofHits is how many cursors must continue walks this instance served
-// for a list, with no sign between, before the list's windows serve: a
-// list's first walk here pays that many pages without read-ahead. Behind
-// a balancer that picks an instance at random among three, a run of that
-// many hits comes about once in 3^7 pages, and each window read on the
-// way is a chance for a sign.
+// ProofHits is how many pages in a row one of a list's walks must
+// continue here before the list's windows serve: a caller's first walk
+// here pays that many pages without read-ahead. Behind a balancer that
+// picks an instance at random among three, such a run comes about once
+// in 3^4 pages of a walk, each window it reads a chance for a sign; a
+// walk split across instances, whose cursors come back here once a walk,
+// never runs it (each walk's first page, or cold cursor, here starts
+// runs again).
 const ProofHits = 4
 
 // signPages is how far past a window's reach, in pages, a cursor is a
