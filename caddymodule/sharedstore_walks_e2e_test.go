@@ -119,13 +119,20 @@ func TestSharedStoreBackToBack(t *testing.T) {
 		t.Run("perPage="+strconv.Itoa(size.perPage), func(t *testing.T) {
 			store := redistest.Start(t)
 			s, _ := churnedWalksBehind(t, liveAgentBackend, size.records, sharedStoreSites(t, store, ""), true)
+			var calls, pages int64
 			for n := range 3 {
 				w := walkThrough(s, fmt.Sprintf("walk %d", n+1), size.perPage)
 				// About 5 calls for 21 pages at _perPage 100, more
 				// when -race slows the walk and its windows shrink
-				// to its pace; a call a page without the store.
-				assert.Less(t, 2*w.calls, int64(w.pages), "%s: the store serves most pages (%d calls, %d pages)", w.name, w.calls, w.pages)
+				// to its pace; a call a page without the store. The
+				// second walk, on the first one's cursors, sometimes
+				// pays 11 (on a01fae7 too: issue note), so the bound
+				// holds the three walks together, and each under a
+				// call a page.
+				assert.Less(t, w.calls, int64(w.pages), "%s: the store serves pages (%d calls, %d pages)", w.name, w.calls, w.pages)
+				calls, pages = calls+w.calls, pages+int64(w.pages)
 			}
+			assert.Less(t, 2*calls, pages, "the store serves most pages of back-to-back walks (%d calls, %d pages)", calls, pages)
 			// Interleaved, a walk often meets a record whose chain
 			// entry a later walk made, and then reads the backend:
 			// these are checked for what they serve only.
