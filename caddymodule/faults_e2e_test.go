@@ -1,14 +1,11 @@
 package caddymodule_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,26 +132,7 @@ func startFaulty(t *testing.T, next http.Handler, gw, rp string) (*harness.Caddy
 	f := &faulty{next: next}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	logFile := filepath.Join(t.TempDir(), "gateway.log")
-	global := fmt.Sprintf("log gateway {\n\t\toutput file %s\n\t\tformat json\n\t\tlevel WARN\n\t\tinclude http.handlers.helpdesk_gateway\n\t}", logFile)
-	c := harness.Start(t, fmt.Sprintf(faultSite, gw, rp), srv.URL, harness.Options{Global: global})
-	logs := func() []map[string]any {
-		file, err := os.Open(logFile)
-		if os.IsNotExist(err) {
-			return nil
-		}
-		require.NoError(t, err)
-		defer file.Close()
-		var out []map[string]any
-		sc := bufio.NewScanner(file)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var e map[string]any
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &e), sc.Text())
-			out = append(out, e)
-		}
-		return out
-	}
+	c, logs := startLogged(t, fmt.Sprintf(faultSite, gw, rp), srv.URL, "WARN")
 	return c, f, logs
 }
 
