@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -204,7 +204,7 @@ func TestCallersInterleaved(t *testing.T) {
 	kb := newKeyedBackend(600, 1000)
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
 	caddymodule.TrustWalks()
 
 	for _, tc := range []struct {
@@ -247,7 +247,7 @@ func TestCallerIdentityOfAWindow(t *testing.T) {
 	kb := newKeyedBackend(300, 1000)
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
 	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
@@ -309,7 +309,7 @@ func TestPerRequestHeadersKeepAWalksWindows(t *testing.T) {
 	kb := newKeyedBackend(1000, 1000)
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
 
 	n := 0
 	w := &keyedWalker{base: c.URL, perPage: 10, headers: func() []string {
@@ -336,7 +336,7 @@ func TestCallersInterleavedWithoutReadahead(t *testing.T) {
 	kb := newKeyedBackend(1500, 1000)
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), srv.URL)
 
 	for _, perPage := range []int{10, 100} {
 		t.Run("perPage "+strconv.Itoa(perPage), func(t *testing.T) {
@@ -375,7 +375,7 @@ func TestProxyIdentityHeadersSeparateCallers(t *testing.T) {
 	kb := newKeyedBackend(300, 1000)
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
 
 	for i, name := range []string{"X-Forwarded-Email", "X-Forwarded-Access-Token", "X-Forwarded-Client-Cert", "X-Forwarded-Groups"} {
 		t.Run(name, func(t *testing.T) {

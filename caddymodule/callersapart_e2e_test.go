@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -34,7 +34,7 @@ func TestReadAheadCallersApart(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 44, Records: 6000})
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL, gatewaytest.Options{Admin: true})
 	ids := b.IDs("calls")
 	calls := func() int64 { caddymodule.SettleReadsAhead(); return b.Requests("calls") }
 

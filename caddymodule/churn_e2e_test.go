@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -79,7 +79,7 @@ func TestConsistencyUnderChurn(t *testing.T) {
 	}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 40"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 40"), srv.URL)
 
 	type walk struct {
 		list string

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -46,7 +46,7 @@ func TestClampingBackendServesEveryRecord(t *testing.T) {
 	b := reference.New(quirkyBackend(11, 1200))
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, gatewaytest.Options{Admin: true})
 
 	var wg sync.WaitGroup
 	for list, limit := range quirkyLimits {
@@ -97,7 +97,7 @@ func TestClampingBackendServesEveryRecord(t *testing.T) {
 			}
 		}
 	}
-	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -129,7 +129,7 @@ func TestClampingBackendUnderChurn(t *testing.T) {
 	}
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
 
 	type walk struct {
 		list, name string

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -64,7 +64,7 @@ func TestDialectsServeEveryRecord(t *testing.T) {
 			rec := &recorder{next: b}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL, harness.Options{Admin: true})
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL, gatewaytest.Options{Admin: true})
 			all := strIDs(b.IDs("calls"))
 			pageIDs := func(a answer) []string {
 				if d.envelope != "" {
@@ -125,7 +125,7 @@ func TestDialectsServeEveryRecord(t *testing.T) {
 				a := get(t, c.URL+"/calls?_perPage=1000", "X-Api-Key", key)
 				require.Equal(t, http.StatusOK, a.status, string(a.body))
 			}
-			resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+			resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 			require.NoError(t, err)
 			metrics, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -179,7 +179,7 @@ func TestDialectsUnderChurn(t *testing.T) {
 			initial := b.IDs("calls")
 			srv := httptest.NewServer(m)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL)
 			pageIDs := func(a answer) []string {
 				if d.envelope != "" {
 					return a.ids(t, d.envelope)
@@ -273,7 +273,7 @@ func TestOffsetDialectCost(t *testing.T) {
 		b := reference.New(reference.Config{Seed: 19, Records: records, Paging: d.paging})
 		srv := httptest.NewServer(b)
 		t.Cleanup(srv.Close)
-		c := harness.Start(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), srv.URL)
+		c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), srv.URL)
 		defer c.Stop(t) // one Caddy at a time: the next dialect's starts after
 		ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
 		require.Equal(t, strIDs(b.IDs("calls")), ids)
@@ -333,8 +333,8 @@ func TestVerifyBackendInEveryDialect(t *testing.T) {
 				"\tbackend_offset_param startAt\n\tbackend_per_page_param maxResults\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 700, MaxPerPage: dialectLimit, Envelope: tc.d.envelope, Paging: tc.d.paging})
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, tc.d.options), srv.URL)
+			b, srv := gatewaytest.Backend(t, reference.Config{Seed: 21, Records: 700, MaxPerPage: dialectLimit, Envelope: tc.d.envelope, Paging: tc.d.paging})
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, tc.d.options), srv.URL)
 			args := append([]string{"verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "150", "--backend", srv.URL}, tc.flags...)
 			stdout, stderr, err := runHelpdesk(t, args...)
 			require.NoError(t, err, stdout+stderr)
@@ -346,8 +346,8 @@ func TestVerifyBackendInEveryDialect(t *testing.T) {
 	}
 	t.Run("a zero-based backend the gateway was not told of", func(t *testing.T) {
 		d := legacy.Dialect{Page: "page", PerPage: "per_page", FromZero: true}
-		b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 300, Paging: d})
-		c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_page_param page\n\t\tbackend_per_page_param per_page"), srv.URL)
+		b, srv := gatewaytest.Backend(t, reference.Config{Seed: 21, Records: 300, Paging: d})
+		c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_page_param page\n\t\tbackend_per_page_param per_page"), srv.URL)
 		stdout, _, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "50",
 			"--backend", srv.URL, "--backend-page-param", "page", "--backend-per-page-param", "per_page")
 		require.Error(t, err)
@@ -395,7 +395,7 @@ func TestDialectCaddyfilesRun(t *testing.T) {
 			text, err := os.ReadFile("../" + tc.file)
 			require.NoError(t, err)
 			sites := string(text[strings.Index(string(text), "\n:8080 {"):]) // the harness brings its own global options
-			gateway, backend := harness.FreeLoopbackAddr(t), harness.FreeLoopbackAddr(t)
+			gateway, backend := gatewaytest.FreeLoopbackAddr(t), gatewaytest.FreeLoopbackAddr(t)
 			for _, r := range [][2]string{
 				{"reverse_proxy 127.0.0.1:9080", "reverse_proxy " + backend},
 				{":8080 {", "http://" + gateway + " {"},
@@ -404,7 +404,7 @@ func TestDialectCaddyfilesRun(t *testing.T) {
 				require.Contains(t, sites, r[0])
 				sites = strings.Replace(sites, r[0], r[1], 1)
 			}
-			harness.Start(t, sites, "")
+			gatewaytest.Start(t, sites, "")
 			pageIDs := func(a answer) []string {
 				if tc.records != "" {
 					return a.ids(t, tc.records)

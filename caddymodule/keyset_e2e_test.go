@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // keysetStyle is one backend's form of "the records with id above X",
@@ -75,7 +75,7 @@ func TestKeysetStylesServeEveryRecord(t *testing.T) {
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
 			// Read-ahead off: every page is a backend call, to be seen asked by keyset.
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl 0"), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl 0"), srv.URL)
 			all := strIDs(b.IDs("calls"))
 			pageIDs := s.pageIDs(t)
 			r := rand.New(rand.NewPCG(23, uint64(len(s.name))))
@@ -145,7 +145,7 @@ func TestKeysetStylesUnderChurn(t *testing.T) {
 			initial := b.IDs("calls")
 			srv := httptest.NewServer(m)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, s.options), srv.URL)
 			walksUnderMischief(t, c.URL, m, initial, s.pageIDs(t))
 		})
 	}
@@ -171,7 +171,7 @@ func TestKeysetCost(t *testing.T) {
 			pb := reference.New(reference.Config{Seed: 25, Records: records})
 			psrv := httptest.NewServer(pb)
 			t.Cleanup(psrv.Close)
-			pc := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), psrv.URL)
+			pc := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), psrv.URL)
 			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
 			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
 				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
@@ -181,7 +181,7 @@ func TestKeysetCost(t *testing.T) {
 			rec := &recorder{next: b}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), srv.URL)
 			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
@@ -263,7 +263,7 @@ func TestKeysetCostWithReadahead(t *testing.T) {
 			rec := &recorder{next: b}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`+"\n\t\treadahead_ttl 30s"), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`+"\n\t\treadahead_ttl 30s"), srv.URL)
 			caddymodule.TrustWalks() // as a lone instance after its first walk: read-ahead's cost, not the proof's
 			ids, pages := walkCursorSettled(t, c.URL, "/calls", perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
@@ -306,7 +306,7 @@ func TestKeysetSharedStoreWalk(t *testing.T) {
 	rec := &recorder{next: b}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
+	c := gatewaytest.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
 		`backend_keyset "id_gt={id}"`, storeTimeout, "readahead_ttl 30s")), srv.URL)
 	ids, pages := walkSharedPages(t, c.URL, "/calls", 10, "client-1", "")
 	require.Equal(t, strIDs(b.IDs("calls")), ids, "the walk is exact")

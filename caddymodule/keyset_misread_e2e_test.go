@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
 // denseIDs returns n dense ascending numeric ids from 2 (2, 3, 5, 6, 8,
@@ -73,7 +73,7 @@ func TestKeysetMisreadsThroughCaddy(t *testing.T) {
 				b.mode = mode
 				srv := httptest.NewServer(b)
 				t.Cleanup(srv.Close)
-				c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
+				c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
 				for _, perPage := range []int{9, 10, 100} {
 					for _, cursor := range []string{"9", "99", "999", "1000"} {
 						// cold: a list identity never seen (the backend
@@ -129,7 +129,7 @@ func TestKeysetTextMisreadInsideAWindow(t *testing.T) {
 			b.mode = "text"
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
 			for _, perPage := range []int{10, 100} {
 				assert.Equal(t, all, walkKeyset(t, c.URL, perPage, ""), "%d a page", perPage)
 			}
@@ -157,7 +157,7 @@ func TestKeysetLongAnswersThroughCaddy(t *testing.T) {
 			b.mode, b.keyedSize = tc.mode, 300
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\treadahead_ttl 0\n\t\t"+tc.options), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\treadahead_ttl 0\n\t\t"+tc.options), srv.URL)
 			for _, after := range []string{"9", "99", "999"} {
 				at, _ := slices.BinarySearchFunc(all, after, cursor.Numeric.Compare)
 				if tc.refused && len(all)-at > 200 { // more than backend_max_per_page sent

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
 // The keyset tests in keyset_e2e_test.go run the reference backend, which
@@ -274,7 +274,7 @@ func TestKeysetProducts(t *testing.T) {
 			b := newProductBackend(p, r, 1500)
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), srv.URL)
 			all, pageIDs := b.list(), p.pageIDs(t)
 
 			for _, size := range []int{7, 60} { // below every clamp: TestKeysetProductsUnderChurn walks past them
@@ -365,7 +365,7 @@ func churnWalks(t *testing.T, p keysetProduct, options string) {
 	initial := b.list()
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL)
 	var wg sync.WaitGroup
 	walks := make([][]string, 3)
 	for i, size := range []int{9, 100, 130} {
@@ -410,7 +410,7 @@ func TestKeysetProductHostileIDs(t *testing.T) {
 	b := newProductBackend(p, rand.New(rand.NewPCG(25, 25)), 400)
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), srv.URL)
 	all := b.list()
 	for _, id := range []string{"m') || (id!='", `m\') || id>'`, `m" || id>"`, "m'", `m\`} {
 		b.reset()

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -31,7 +31,7 @@ func scaleOutSites(t *testing.T, instances int, lbPolicy, options string) string
 	var sb strings.Builder
 	upstreams := make([]string, instances)
 	for i := range upstreams {
-		upstreams[i] = harness.FreeLoopbackAddr(t)
+		upstreams[i] = gatewaytest.FreeLoopbackAddr(t)
 		fmt.Fprintf(&sb, "http://%s {\n\thelpdesk_gateway {\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance {http.request.local.port}\n\t}\n}\n", upstreams[i], options)
 	}
 	fmt.Fprintf(&sb, "http://:0 {\n\treverse_proxy %s {\n\t\tlb_policy %s\n\t}\n}\n", strings.Join(upstreams, " "), lbPolicy)
@@ -70,7 +70,7 @@ func TestScaleOutRoundRobin(t *testing.T) {
 			rec := &recorder{next: tc.backend}
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, scaleOutSites(t, 3, tc.lb, tc.options), srv.URL)
+			c := gatewaytest.Start(t, scaleOutSites(t, 3, tc.lb, tc.options), srv.URL)
 
 			ids, pages := walkCursorAs(t, c.URL, "/calls", tc.perPage, "client-1")
 			assert.Equal(t, tc.want(), ids, "the walk is exact")
@@ -115,7 +115,7 @@ func TestScaleOutInstancesShareNoIndex(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	sites := scaleOutSites(t, 2, "round_robin", "")
-	harness.Start(t, sites, srv.URL)
+	gatewaytest.Start(t, sites, srv.URL)
 	var gateways []string
 	for _, line := range strings.Split(sites, "\n") {
 		if strings.HasPrefix(line, "http://127.0.0.1:") {

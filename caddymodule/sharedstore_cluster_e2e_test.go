@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // TestSharedStoreCluster walks a list of 20,000 records by cursor
@@ -36,7 +36,7 @@ func TestSharedStoreCluster(t *testing.T) {
 			t.Cleanup(srv.Close)
 			// The deadline and TTL of TestSharedStoreWholeWalk.
 			options := fmt.Sprintf("readahead_store %s\n\t\treadahead_store_key 0123456789abcdef-e2e-secret\n\t\t%s\n\t\treadahead_ttl 30s", cluster.URL(), storeTimeout)
-			c := harness.Start(t, scaleOutSites(t, 3, "round_robin", options), srv.URL, harness.Options{Admin: true})
+			c := gatewaytest.Start(t, scaleOutSites(t, 3, "round_robin", options), srv.URL, gatewaytest.Options{Admin: true})
 
 			ids, pages := walkSharedPages(t, c.URL, "/calls", tc.perPage, "client-1", "")
 			require.Equal(t, strIDs(backend.IDs("calls")), ids, "the walk is exact")
@@ -44,7 +44,7 @@ func TestSharedStoreCluster(t *testing.T) {
 			t.Logf("%d pages, %d backend calls: %.3f calls per page", pages, calls, float64(calls)/float64(pages))
 			assert.LessOrEqual(t, float64(calls)/float64(pages), tc.maxCalls, "backend calls per page, shared through the cluster")
 
-			resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+			resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			var report struct {

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // storeTimeout is the readahead_store_timeout of the tests that share a
@@ -75,7 +75,7 @@ func TestSharedStoreWholeWalk(t *testing.T) {
 			if tc.envelope != "" {
 				options = append(options, "records_path "+tc.envelope)
 			}
-			c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store, options...)), srv.URL, harness.Options{Admin: true})
+			c := gatewaytest.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store, options...)), srv.URL, gatewaytest.Options{Admin: true})
 
 			ids, pages := walkSharedPages(t, c.URL, "/calls", tc.perPage, "client-1", tc.envelope)
 			require.Equal(t, strIDs(backend.IDs("calls")), ids, "the walk is exact")
@@ -97,7 +97,7 @@ func TestSharedStoreWholeWalk(t *testing.T) {
 			assert.LessOrEqual(t, fetched, 1.10, "records fetched per record served")
 			// Each instance's admin report shows the one store, up, by its
 			// address, and what it served and kept of the walk.
-			resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+			resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			var report struct {

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -107,7 +107,7 @@ func roundRobinWalk(b testing.TB, engines []*translate.Engine, l *countedList, s
 // costs the backend through 1, 2, 3 and 5 instances behind round robin
 // that share read-ahead through one redis-server: backend calls per page
 // and records fetched per record served, named as translate's
-// BenchmarkScaleOut names its lines (walk=shared), so that internal/plots
+// BenchmarkScaleOut names its lines (walk=shared), so that bench/plots
 // draws it beside them:
 //
 //	go test ./redisstore -run '^$' -bench ScaleOut -benchtime 1x

@@ -19,7 +19,7 @@ import (
 //
 // docs/cost-by-depth.svg plots it:
 //
-//	go test ./translate -run '^$' -bench 'CostByDepth|ScaleOut' -benchtime 1x | go run ./internal/plots -out docs
+//	go test ./translate -run '^$' -bench 'CostByDepth|ScaleOut' -benchtime 1x | go run ./bench/plots -out docs
 func BenchmarkCostByDepth(b *testing.B) {
 	const n, buckets = 5000, 10
 	for _, size := range []int{10, 100} {

@@ -1,0 +1,35 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestInternalsNamesAreReal: every file, folder and Go name the internals
+// page mentions exists, so the page follows the code through renames.
+func TestInternalsNamesAreReal(t *testing.T) {
+	missing, err := Names("..", "./internals.md")
+	require.NoError(t, err)
+	assert.Empty(t, missing, "docs/internals.md names what the code no longer has")
+}
+
+// TestNamesFindsWhatIsNotThere runs the check on a tree made for it.
+func TestNamesFindsWhatIsNotThere(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	}
+	write("eng/eng.go", "package eng\n\ntype Engine struct{ Field int }\n\nconst Limit = 1\n\nfunc (e *Engine) Page() {}\n\nfunc Encode(s string) string { return s }\n")
+	write("eng/eng_test.go", "package eng\n\nfunc (e *Engine) TestOnly() {}\n")
+	write("page.md", "`eng/eng.go`, `eng/`, `Engine.Page`, `eng.Encode`, `eng.Engine.Page`, `eng.Limit`, `/calls/`, `_perPage`, `GET /x?a=b`\n"+
+		"`eng/gone.go`, `gone/`, `Engine.Gone`, `eng.Decode`, `other.Encode`, `Engine.TestOnly`, `eng.Field`\n")
+	missing, err := Names(dir, filepath.Join(dir, "page.md"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"eng/gone.go", "gone/", "Engine.Gone", "eng.Decode", "other.Encode", "Engine.TestOnly", "eng.Field"}, missing)
+}
