@@ -13,10 +13,11 @@ import (
 // SECURITY.md and docs/*.md names a file that exists and, with an
 // #anchor, a heading of it.
 func TestDocumentationLinksResolve(t *testing.T) {
-	pages, err := filepath.Glob("../../docs/*.md")
+	root := repoRoot(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pages)
-	pages = append([]string{"../../README.md", "../../SECURITY.md"}, pages...)
+	pages = append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "SECURITY.md")}, pages...)
 	links := 0
 	for _, page := range pages {
 		t.Run(filepath.Base(page), func(t *testing.T) {

@@ -39,10 +39,12 @@ func TestNamesFindsWhatIsNotThere(t *testing.T) {
 // a behaviour) is declared in a _test.go file, so a claim cannot keep
 // pointing at a test that was renamed, merged or moved away.
 func TestNamedTestsExist(t *testing.T) {
-	pages, err := filepath.Glob("../../docs/*.md")
+	root := repoRoot(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
-	for _, page := range append([]string{"../../README.md", "../../SECURITY.md"}, pages...) {
-		missing, err := TestNames("../..", page)
+	require.NotEmpty(t, pages)
+	for _, page := range append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "SECURITY.md")}, pages...) {
+		missing, err := TestNames(root, page)
 		require.NoError(t, err)
 		assert.Empty(t, missing, "%s names tests that do not exist", page)
 	}
@@ -63,4 +65,20 @@ func TestTestNamesFindsWhatIsNotThere(t *testing.T) {
 	missing, err := TestNames(dir, filepath.Join(dir, "page.md"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"TestGone", "BenchmarkGone", "TestInCode", "TestMethod", "Example_gone"}, missing)
+}
+
+// repoRoot is the repository's root, the folder of go.mod above the
+// test's, wherever this package sits in the tree.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(".")
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "no go.mod above the test's folder")
+		dir = parent
+	}
 }
