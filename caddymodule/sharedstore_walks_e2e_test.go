@@ -410,19 +410,19 @@ func TestSharedStoreHandBuiltCursor(t *testing.T) {
 	assert.Equal(t, map[string]bool{"a-walker": true}, wa.owners)
 }
 
-// storeACL is the ACL rule docs/operating.md gives the gateways' Redis
+// storeACL is the ACL rule docs/shared-store.md gives the gateways' Redis
 // user, without its password: the commands the store uses, on its keys.
 const storeACL = "~hdgw:* resetchannels -@all +get +set +del +eval +evalsha +rpush +lindex +exists +copy +getdel +blmove +pexpire +time +ping +info +config|get +zadd +zrange +zrangebyscore +zrem +hset +hdel +hmget"
 
-// TestSharedStoreACLUser reaches the store as the user docs/operating.md
+// TestSharedStoreACLUser reaches the store as the user docs/shared-store.md
 // recommends, allowed only storeACL: a walk through three instances is
 // read from shared windows, exact, and no store call is refused (a
 // command the rule leaves out would fail every call that needs it, and
 // cost a backend call a page).
 func TestSharedStoreACLUser(t *testing.T) {
-	doc, err := os.ReadFile("../docs/operating.md")
+	doc, err := os.ReadFile("../docs/shared-store.md")
 	require.NoError(t, err)
-	require.Contains(t, string(doc), "user hdgw on >long-random-password "+storeACL, "the rule docs/operating.md gives")
+	require.Contains(t, string(doc), "user hdgw on >long-random-password "+storeACL, "the rule docs/shared-store.md gives")
 
 	const password = "acl-test-password-0123"
 	store := redistest.Start(t, append([]string{"--user", "hdgw", "on", ">" + password}, strings.Fields(storeACL)...)...)

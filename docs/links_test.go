@@ -9,13 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDocumentationLinksResolve: every relative link in README.md and
-// docs/*.md names a file that exists and, with an #anchor, a heading of it.
+// TestDocumentationLinksResolve: every relative link in README.md,
+// SECURITY.md and docs/*.md names a file that exists and, with an
+// #anchor, a heading of it.
 func TestDocumentationLinksResolve(t *testing.T) {
-	pages, err := filepath.Glob("./*.md")
+	root := repoRoot(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pages)
-	pages = append([]string{"../README.md"}, pages...)
+	pages = append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "SECURITY.md")}, pages...)
 	links := 0
 	for _, page := range pages {
 		t.Run(filepath.Base(page), func(t *testing.T) {

@@ -142,3 +142,50 @@ func receiver(e ast.Expr) string {
 		}
 	}
 }
+
+// testNameRE finds a test, benchmark, fuzz target or example named in a
+// code span: `TestX`, `BenchmarkX`, `FuzzX`, `Example_x`.
+var testNameRE = regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*|Example_[A-Za-z0-9_]+)`")
+
+// TestNames returns the tests a page names in code spans (the brackets
+// that show a behaviour: [`TestX`, `TestY`]) that no _test.go file under
+// root declares, so that a page cannot point at a test that was renamed
+// or merged away.
+func TestNames(root, page string) (missing []string, err error) {
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		return nil, err
+	}
+	declared := map[string]bool{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
+				declared[fn.Name.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range testNameRE.FindAllStringSubmatch(string(raw), -1) {
+		if !declared[m[1]] {
+			missing = append(missing, m[1])
+		}
+	}
+	return missing, nil
+}
