@@ -138,9 +138,8 @@ func (r *keysetRead) read(ctx context.Context) (bool, error) {
 		}
 		n := len(b.IDs)
 		if n > ask {
-			// The backend ignores the page size asked: found as an
-			// offset answer's is, refused past backend_max_per_page, and
-			// the page is doubted (confirmed by an offset read).
+			// The backend ignores the page size asked: found as for an
+			// offset answer, refused past backend_max_per_page, doubted.
 			if _, _, err := e.longAnswer(&r.ls.sizes, r.req.List, w, n, true); err != nil {
 				return false, err
 			}
@@ -173,10 +172,9 @@ func (r *keysetRead) read(ctx context.Context) (bool, error) {
 		if overlap != "" {
 			i, found := r.find(ids, overlap)
 			if !found {
-				// The record already seen after the anchor is not above
-				// it: gone since it was read, or skipped by a misread.
-				// This page is read by offset, and the list's next keyset
-				// page is confirmed by one too.
+				// The record seen after the anchor is not above it: gone
+				// since, or skipped by a misread. This page is read by
+				// offset, and the list's next keyset page confirmed.
 				r.ls.keyed.setConfirmed(false)
 				return r.fallBack()
 			}
@@ -197,10 +195,8 @@ func (r *keysetRead) read(ctx context.Context) (bool, error) {
 		take := min(len(ids), r.want-len(pg.IDs))
 		if r.ahead > 0 && (len(ids)-take >= 1 || r.ended) {
 			// Anchored at after by the backend's condition: a run of the
-			// list above it, whatever this page took of it. after may be
-			// an id of an earlier answer of this page, whose memory the
-			// fetcher reuses once the page is done: the window keeps a
-			// copy.
+			// list above it. after may live in an earlier answer's memory,
+			// which the fetcher reuses once the page is done: a copy.
 			r.run = &StoredWindow{Span: span{IDs: ids, Records: recs, Floor: strings.Clone(after), Ended: r.ended, Start: -1, Call: pg.Calls - 1}}
 			r.crossed = r.crossed || e.textMayDiffer(sent, ids)
 		} else {
@@ -230,8 +226,7 @@ func (r *keysetRead) isInclusive() bool {
 	return r.ls.keyed.isInclusive() || r.e.KeysetInclusive
 }
 
-// fallBack frees the answers of the calls made: the page is read by
-// offset.
+// fallBack frees the answers of the calls made: the page is read by offset.
 func (r *keysetRead) fallBack() (bool, error) {
 	r.free(0, r.pg.Calls)
 	return false, nil
@@ -372,11 +367,9 @@ func (r *keysetRead) extent() (int, string) {
 }
 
 // endsThere reports whether the list ends with the record last at offset
-// at+above, as the answers say: one offset call of a few records there
+// at+above, as the answers say, by one offset call of a few records there
 // (a text comparison that left out every longer id, or a condition on
-// another field, ends the answers early: another record is there, or
-// follows). Its answer teaches the index, and is freed; the call is
-// counted in the page.
+// another field, ends the answers early). Its answer teaches the index.
 func (r *keysetRead) endsThere(ctx context.Context) bool {
 	e, pg := r.e, r.pg
 	if e.callLimit(pg.Calls) != nil {
