@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// keyset is what a list identity found of its backend's keyset answers.
-// It is shared by the list's concurrent pages, and each of its methods
-// takes its lock.
+// keyset is what a list identity found of its backend's keyset answers
+// (read and written by keysetRead, keysetread.go). It is shared by the
+// list's concurrent pages, and each of its methods takes its lock.
 type keyset struct {
 	mu        sync.Mutex
 	inclusive bool // answers hold the cursor's own record first
