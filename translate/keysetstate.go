@@ -93,9 +93,9 @@ func (k *keyset) recall(id string) (confirmed bool, m keysetMark, marked bool) {
 	h := markHash(id)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, m := range k.marks {
-		if m.id == h {
-			return k.confirmed, m, true
+	for _, mk := range k.marks {
+		if mk.id == h {
+			return k.confirmed, mk, true
 		}
 	}
 	return k.confirmed, keysetMark{}, false
