@@ -35,9 +35,9 @@ type keysetRead struct {
 	rel   Releaser // nil when f cannot free answers early
 	ls    *listState
 	req   Request
-	ahead int  // records more in each call when a walk continues
-	h     head // a window's records after the cursor, which start the page
-	prev  string
+	ahead int    // records more in each call when a walk continues
+	h     head   // a window's records after the cursor, which start the page
+	prev  string // the record before the cursor that a read ahead of the walker knows (see read)
 
 	want   int           // the page and one record more, to know if more exist
 	pg     *Page         // the page, not cut until served
