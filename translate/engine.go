@@ -298,17 +298,17 @@ func (e *Engine) fromWindow(ctx context.Context, f Fetcher, ls *listState, req R
 
 // ask reads a page from the backend, with ahead records more in each
 // call when a walk continues, starting from a window's head when there is
-// one: by keyset ("the records above X", keysetChecked, which holds its
-// own checks) where the backend takes that and the cursor is safe to
+// one: by keyset ("the records above X", keysetPage, which doubts its
+// answers itself) where the backend takes that and the cursor is safe to
 // write into its query, else by page or offset (offsetPage). prev, when
 // set, is the record before the cursor that a read ahead of the walker
-// knows (see keysetPage). It returns the answer to keep as a read-ahead
+// knows (see keysetRead.read). It returns the answer to keep as a read-ahead
 // window, if any, and feeds the list's read time (readTime).
 func (e *Engine) ask(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *StoredWindow, error) {
 	began := time.Now()
 	defer func() { ls.readTime.observe(time.Since(began)) }()
 	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err := e.keysetChecked(ctx, f, ls, req, ahead, h, prev)
+		pg, run, calls, err := e.keysetPage(ctx, f, ls, req, ahead, h, prev)
 		if pg != nil || err != nil {
 			return pg, run, err
 		}

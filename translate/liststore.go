@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"sync"
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
@@ -91,7 +90,7 @@ func (s *MemoryStore) learned(name string) *listState {
 
 // listState is what the engine learns of one list identity's backend:
 // the page sizes its answers proved (pageSizes) and whether it kept the
-// keyset condition (keyset, read and written under mu).
+// keyset condition (keyset, which takes its own lock).
 //
 // It is per list identity, not per endpoint, because a list identity is
 // one caller's view: a caller whose own parameter makes the backend answer
@@ -102,6 +101,5 @@ type listState struct {
 	sizes    pageSizes
 	readTime readTime // how long its reads take, for the wait on a read ahead
 
-	mu    sync.Mutex
 	keyed keyset
 }
