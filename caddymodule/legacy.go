@@ -129,7 +129,7 @@ func (l *LegacyBackend) Validate() error {
 	}
 	for _, n := range names {
 		if n.value != "" {
-			if err := checkParamName(n.value); err != nil {
+			if err := legacy.CheckParamName(n.value); err != nil {
 				return fmt.Errorf("%s: %v", n.option, err)
 			}
 		}
@@ -141,20 +141,20 @@ func (l *LegacyBackend) Validate() error {
 		return fmt.Errorf("offset_param %q pages by offset, with no page number: remove page_param and first_page", l.OffsetParam)
 	}
 	d := legacy.Dialect{Page: l.PageParam, PerPage: l.PerPageParam, Offset: l.OffsetParam}
-	if p := d.Params(); sameParam(p[0], p[1]) {
+	if p := d.Params(); legacy.SameParam(p[0], p[1]) {
 		return fmt.Errorf("per_page_param %q is the same parameter as %q; the backend needs two", p[1], p[0])
 	}
 	if l.KeysetInclusive && l.Keyset == "" {
 		return fmt.Errorf("keyset_inclusive: set keyset too, the condition it makes inclusive")
 	}
 	if l.Keyset != "" {
-		t, err := legacy.ParseKeysetTemplate(l.Keyset, checkParamName)
+		t, err := legacy.ParseKeysetTemplate(l.Keyset, legacy.CheckParamName)
 		if err != nil {
 			return fmt.Errorf("keyset: %v", err)
 		}
 		for _, name := range t.Params {
 			for _, p := range d.Params() {
-				if sameParam(name, p) {
+				if legacy.SameParam(name, p) {
 					return fmt.Errorf("keyset: %q is the same parameter as the paging name %q", name, p)
 				}
 			}
