@@ -13,10 +13,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/helpdesk-gateway/gateway/estimate"
 	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
-	"github.com/helpdesk-gateway/gateway/verify"
 )
 
 func init() {
@@ -181,11 +181,11 @@ type (
 	// offsetCostReport: a backend that pages by offset steps over every
 	// row before the window it sends, so a whole walk of list_records
 	// read in windows of window steps over list_records/(2*window) rows
-	// per record served (verify.OffsetStepped). list_records is the
+	// per record served (estimate.OffsetStepped). list_records is the
 	// position index's extent of the longest list (Index.Extent); window
 	// is the backend page limit with read-ahead on (windows grow to it),
 	// else the mean page served (a call a page). Advice, from
-	// verify.LargeListStepped on, suggests backend_keyset.
+	// estimate.LargeListStepped on, suggests backend_keyset.
 	offsetCostReport struct {
 		ListRecords                int     `json:"list_records"`
 		Window                     int     `json:"window"`
@@ -315,7 +315,7 @@ func (g *Gateway) offsetCost(ep *endpoint, limit int, pages *pagesReport) *offse
 		w = int(max(pages.RecordsServed/pages.Served, 1))
 	}
 	return &offsetCostReport{ListRecords: n, Window: w,
-		RowsSteppedPerRecordServed: verify.OffsetStepped(n, w), Advice: verify.KeysetAdvice(n, w)}
+		RowsSteppedPerRecordServed: estimate.OffsetStepped(n, w), Advice: estimate.KeysetAdvice(n, w)}
 }
 
 func (c *pageCounters) report() *pagesReport {

@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 )
 
@@ -130,7 +131,7 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%s: the value is empty; leave the option out for its default", option)
 			}
 			if strings.HasPrefix(option, "backend_") && strings.HasSuffix(option, "_param") {
-				if err := checkParamName(*dst); err != nil {
+				if err := legacy.CheckParamName(*dst); err != nil {
 					return d.Errf("%s: %v", option, err)
 				}
 			}
@@ -257,9 +258,9 @@ func (g *Gateway) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if g.ReadaheadStore != "" && g.ReadaheadStoreKey == "" {
 		return fmt.Errorf("readahead_store_key: required with readahead_store; write readahead_store_key {env.HELPDESK_STORE_KEY}, a secret of at least %d bytes, the same on every instance, at %s", redisstore.MinSecret, at["readahead_store"])
 	}
-	var oe *optionError
+	var oe *legacy.OptionError
 	if err := g.checkDialect(); errors.As(err, &oe) {
-		return fmt.Errorf("%v, at %s", err, cmp.Or(at[oe.option], at[oe.other]))
+		return fmt.Errorf("%v, at %s", err, cmp.Or(at[oe.Option], at[oe.Other]))
 	}
 	// Validate's other checks, of the options as they will run (on a
 	// copy, with the defaults filled in), so that `caddy adapt` refuses

@@ -1,8 +1,8 @@
 // Package caddymodule is the Caddy glue of the help-desk gateway: it
-// registers the helpdesk_gateway HTTP handler and the reference backend
-// (helpdesk_legacy), parses their Caddyfile directives, and serves cursor
-// pages and validated ticket filters through sub-requests to the next
-// handler, normally reverse_proxy.
+// registers the helpdesk_gateway HTTP handler, parses its Caddyfile
+// directive, and serves cursor pages and validated ticket filters through
+// sub-requests to the next handler, normally reverse_proxy. The reference
+// backend's module is legacy/reference/referencemodule.
 package caddymodule
 
 import (

@@ -210,39 +210,13 @@ func shadowNames(sortParams url.Values, d legacy.Dialect) []string {
 // client could otherwise slip a second _page past the gateway into its own
 // backend query, or an unchecked _filters past the validator.
 func shadowError(rawKey, key string, names []string) error {
-	read := backendReading(key)
+	read := legacy.ParamReading(key)
 	for _, name := range names {
 		// A bracketed name, page[size], is read under its root: a client
 		// may send nothing a backend would merge into it.
-		if key != name && strings.EqualFold(read, backendReading(name)) {
+		if key != name && strings.EqualFold(read, legacy.ParamReading(name)) {
 			return badQuery("the parameter name %.40q could be read as %s by the backend: send %s spelt exactly so, once", rawKey, name, name)
 		}
 	}
 	return nil
-}
-
-// nameSeparators are read as '_' in a parameter name, as PHP reads them.
-var nameSeparators = strings.NewReplacer(" ", "_", ".", "_")
-
-// backendReading returns how a common backend may read the parameter name
-// key: after further rounds of percent-decoding, without surrounding
-// spaces, with ' ' and '.' read as '_' and anything from '[' or NUL on
-// dropped (as PHP reads names). Callers compare it regardless of case, as
-// ASP.NET reads names.
-func backendReading(key string) string {
-	k := key
-	for range 3 {
-		if !strings.Contains(k, "%") {
-			break
-		}
-		d, err := url.QueryUnescape(k)
-		if err != nil {
-			break
-		}
-		k = d
-	}
-	if i := strings.IndexAny(k, "[\x00"); i >= 0 {
-		k = k[:i]
-	}
-	return nameSeparators.Replace(strings.TrimSpace(k))
 }

@@ -1,4 +1,9 @@
-package caddymodule
+// Package referencemodule is the Caddy module of the reference legacy
+// help-desk backend (package reference): the helpdesk_legacy handler and
+// its Caddyfile directive, so that one Caddyfile runs the gateway and a
+// backend to try it on. cmd/caddy and the module's root package import
+// it beside caddymodule; a Caddy built for production need not.
+package referencemodule
 
 import (
 	"fmt"
@@ -17,18 +22,18 @@ import (
 )
 
 func init() {
-	caddy.RegisterModule(LegacyBackend{})
+	caddy.RegisterModule(Handler{})
 	httpcaddyfile.RegisterHandlerDirective("helpdesk_legacy", parseLegacy)
 	// A terminal handler: after reverse_proxy, so that a site may hold the
 	// gateway and the reference backend with no proxy between them.
 	httpcaddyfile.RegisterDirectiveOrder("helpdesk_legacy", httpcaddyfile.After, "reverse_proxy")
 }
 
-// LegacyBackend serves the reference legacy help-desk backend: lists paged
+// Handler serves the reference legacy help-desk backend: lists paged
 // only by _page/_perPage (or the paging dialect it is given), newest first
 // unless sorted, with optional churn.
 // It lets one Caddyfile run the gateway and a backend to try it on.
-type LegacyBackend struct {
+type Handler struct {
 	// Seed makes the data set; the same seed gives the same records.
 	Seed uint64 `json:"seed,omitempty"`
 	// Records per list. Default: 1000.
@@ -68,15 +73,15 @@ type LegacyBackend struct {
 }
 
 // CaddyModule returns the Caddy module information.
-func (LegacyBackend) CaddyModule() caddy.ModuleInfo {
+func (Handler) CaddyModule() caddy.ModuleInfo {
 	return caddy.ModuleInfo{
 		ID:  "http.handlers.helpdesk_legacy",
-		New: func() caddy.Module { return new(LegacyBackend) },
+		New: func() caddy.Module { return new(Handler) },
 	}
 }
 
 // Provision generates the data set and starts the churn.
-func (l *LegacyBackend) Provision(caddy.Context) error {
+func (l *Handler) Provision(caddy.Context) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
@@ -105,7 +110,7 @@ func (l *LegacyBackend) Provision(caddy.Context) error {
 // Validate checks the sizes (as the Caddyfile parser does, for a JSON
 // config) and the paging dialect: plain parameter names, two of them, a
 // first page of 0 or 1, and no page options next to an offset.
-func (l *LegacyBackend) Validate() error {
+func (l *Handler) Validate() error {
 	switch {
 	case l.Records < 0:
 		return fmt.Errorf("records: %d is negative", l.Records)
@@ -129,7 +134,7 @@ func (l *LegacyBackend) Validate() error {
 	}
 	for _, n := range names {
 		if n.value != "" {
-			if err := checkParamName(n.value); err != nil {
+			if err := legacy.CheckParamName(n.value); err != nil {
 				return fmt.Errorf("%s: %v", n.option, err)
 			}
 		}
@@ -141,20 +146,20 @@ func (l *LegacyBackend) Validate() error {
 		return fmt.Errorf("offset_param %q pages by offset, with no page number: remove page_param and first_page", l.OffsetParam)
 	}
 	d := legacy.Dialect{Page: l.PageParam, PerPage: l.PerPageParam, Offset: l.OffsetParam}
-	if p := d.Params(); sameParam(p[0], p[1]) {
+	if p := d.Params(); legacy.SameParam(p[0], p[1]) {
 		return fmt.Errorf("per_page_param %q is the same parameter as %q; the backend needs two", p[1], p[0])
 	}
 	if l.KeysetInclusive && l.Keyset == "" {
 		return fmt.Errorf("keyset_inclusive: set keyset too, the condition it makes inclusive")
 	}
 	if l.Keyset != "" {
-		t, err := legacy.ParseKeysetTemplate(l.Keyset, checkParamName)
+		t, err := legacy.ParseKeysetTemplate(l.Keyset, legacy.CheckParamName)
 		if err != nil {
 			return fmt.Errorf("keyset: %v", err)
 		}
 		for _, name := range t.Params {
 			for _, p := range d.Params() {
-				if sameParam(name, p) {
+				if legacy.SameParam(name, p) {
 					return fmt.Errorf("keyset: %q is the same parameter as the paging name %q", name, p)
 				}
 			}
@@ -164,7 +169,7 @@ func (l *LegacyBackend) Validate() error {
 }
 
 // Cleanup stops the churn.
-func (l *LegacyBackend) Cleanup() error {
+func (l *Handler) Cleanup() error {
 	if l.backend != nil {
 		l.backend.Close()
 	}
@@ -172,13 +177,13 @@ func (l *LegacyBackend) Cleanup() error {
 }
 
 // ServeHTTP answers as the legacy backend; it never calls next.
-func (l *LegacyBackend) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+func (l *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	l.backend.ServeHTTP(w, r)
 	return nil
 }
 
 func parseLegacy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	l := new(LegacyBackend)
+	l := new(Handler)
 	err := l.UnmarshalCaddyfile(h.Dispenser)
 	return l, err
 }
@@ -201,7 +206,7 @@ func parseLegacy(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 //		keyset         id_gt={id} # reads a condition on the id, as backend_keyset writes it
 //		keyset_inclusive          # the condition keeps the id itself (json-server's id_gte)
 //	}
-func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+func (l *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {
 		return d.ArgErr()
@@ -281,8 +286,22 @@ func (l *LegacyBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// oneArg reads the option's one value into dst, in the words of the
+// gateway's own directive.
+func oneArg(d *caddyfile.Dispenser, dst *string) error {
+	option := d.Val()
+	if !d.NextArg() {
+		return d.Errf("%s: a value is needed", option)
+	}
+	*dst = d.Val()
+	if d.NextArg() {
+		return d.Errf("%s: one value only, got also %q", option, d.Val())
+	}
+	return nil
+}
+
 // perListSize reads "<option> /list N": a page size for one list.
-func (l *LegacyBackend) perListSize(d *caddyfile.Dispenser, option string) error {
+func (l *Handler) perListSize(d *caddyfile.Dispenser, option string) error {
 	args := d.RemainingArgs()
 	if len(args) != 2 {
 		return d.Errf("%s: want a list and a page size, e.g. %s /calls 100", option, option)
@@ -308,8 +327,8 @@ func (l *LegacyBackend) perListSize(d *caddyfile.Dispenser, option string) error
 
 // Interface guards
 var (
-	_ caddy.Provisioner           = (*LegacyBackend)(nil)
-	_ caddy.CleanerUpper          = (*LegacyBackend)(nil)
-	_ caddyhttp.MiddlewareHandler = (*LegacyBackend)(nil)
-	_ caddyfile.Unmarshaler       = (*LegacyBackend)(nil)
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+	_ caddyfile.Unmarshaler       = (*Handler)(nil)
 )
