@@ -68,7 +68,7 @@ func fingerprintOfSite(t *testing.T, caddyfile string) caddymodule.Fingerprint {
 // when anything that decides a list's records differs: the gateway's
 // list-shaping options, the deployment option, or the backend the
 // handlers after it reach. An option that never changes a list's
-// records (fingerprintIgnores) leaves it as it is.
+// records (its row's sameDeployment in options.go) leaves it as it is.
 func TestDeploymentFingerprint(t *testing.T) {
 	base := fingerprintOf(t, baseFingerprint)
 	require.Empty(t, base.Unknown, "the config describes the backend whole")
