@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/locate"
 )
 
@@ -171,7 +172,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	if p == nil {
 		return
 	}
-	var room [4]change // on the stack: p, and a list or two forgotten for room
+	var room [4]liststore.Change // on the stack: p, and a list or two forgotten for room
 	changes := x.learnLocked(p, run, seenTo, end, a, room[:0])
 	x.store.Counted(p.list, changes)
 }
@@ -179,7 +180,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 // learnLocked is learnAnswer's change to p under x.mu. It returns the
 // changes in bytes of p and of any list forgotten for room, for the
 // store to count once x.mu is let go (see Index's locks).
-func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answerIDs, changes []change) []change {
+func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answerIDs, changes []liststore.Change) []liststore.Change {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.locks++
@@ -280,7 +281,7 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 // which halves its memory and keeps its spread. A list keeps at least its
 // two ends. It returns changes with those of the lists forgotten added.
 // The caller holds x.mu.
-func (x *Index) evict(keep *positions, changes []change) []change {
+func (x *Index) evict(keep *positions, changes []liststore.Change) []liststore.Change {
 	for (x.total > x.limit || x.lru.Len() > x.limit) && x.lru.Len() > 1 {
 		e := x.lru.Back()
 		if e.Value == keep {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
@@ -102,7 +103,7 @@ func (e *Engine) keysetFor(ls *listState, after string) bool {
 // (keysetChecked) look at.
 type keysetAnswer struct {
 	pg     *Page
-	run    *StoredWindow
+	run    *liststore.StoredWindow
 	anchor string // the record the answers' records are above: the cursor, or the head's last
 	// long says an answer held more records than asked, ended that the
 	// answers showed the list's end, and crossed that an answer holds ids
@@ -242,7 +243,7 @@ func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req R
 			// an id of an earlier answer of this page, whose memory the
 			// fetcher reuses once the page is done: the window keeps a
 			// copy.
-			k.run = &StoredWindow{Span: span{IDs: ids, Records: recs, Floor: strings.Clone(after), Ended: k.ended, Start: -1, Call: pg.Calls - 1}}
+			k.run = &liststore.StoredWindow{Span: liststore.Span{IDs: ids, Records: recs, Floor: strings.Clone(after), Ended: k.ended, Start: -1, Call: pg.Calls - 1}}
 			k.crossed = k.crossed || e.textMayDiffer(sent, ids)
 		} else {
 			k.crossed = k.crossed || e.textMayDiffer(sent, ids[:take])

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // The checks of keyset answers (see keyset.go): where a misread can
@@ -28,7 +30,7 @@ import (
 // learns nothing from keyset answers (keysetEnd's is an offset call): a
 // backend that misreads the condition misreads it the same way in every
 // answer, so what it taught would only ever agree with it.
-func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head, prev string) (*Page, *StoredWindow, int, error) {
+func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, hd head, prev string) (*Page, *liststore.StoredWindow, int, error) {
 	k, calls, err := e.keysetPage(ctx, f, ls, req, ahead, hd, prev)
 	if k.pg == nil || err != nil {
 		return nil, nil, calls, err
@@ -123,7 +125,7 @@ func (e *Engine) holds(ids []string, id string) bool {
 // keysetRemaining returns how many records the answers of a keyset page
 // held above anchor, the page's (keyed) and those past it in the window
 // read with it, and the last of them.
-func (e *Engine) keysetRemaining(keyed []string, run *StoredWindow, anchor string) (int, string) {
+func (e *Engine) keysetRemaining(keyed []string, run *liststore.StoredWindow, anchor string) (int, string) {
 	if run == nil || len(run.IDs) == 0 {
 		if len(keyed) == 0 {
 			return 0, anchor
@@ -142,7 +144,7 @@ func (e *Engine) keysetRemaining(keyed []string, run *StoredWindow, anchor strin
 // last record of the window read with it, for the checks of the pages
 // that go on from there: the record that follows, and their offsets
 // when the anchor's (at) is known. Called before the page is cut.
-func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWindow, anchor string, at int) {
+func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *liststore.StoredWindow, anchor string, at int) {
 	keyed := pg.IDs[pg.Head:]
 	offOf := func(id string) int { // the offset of anchor or a record of keyed
 		if at < 0 {
@@ -180,7 +182,7 @@ func (e *Engine) keysetMarks(ls *listState, req Request, pg *Page, run *StoredWi
 // second answer that agrees with the offset read shows the backend reads
 // the condition right; one that agrees with neither shows only that the
 // list changed, and the next page is checked again.
-func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, pg *Page) (*Page, *StoredWindow, int, error) {
+func (e *Engine) keysetCheck(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, pg *Page) (*Page, *liststore.StoredWindow, int, error) {
 	calls := pg.Calls
 	cut(pg, req.Size)
 	opg, run, err := e.offsetPage(ctx, f, ls, req, ahead, calls, h)

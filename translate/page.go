@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/locate"
 )
 
@@ -52,7 +53,7 @@ type pageRead struct {
 // it says of the backend's page sizes. The span ended the list when the
 // verdict says so.
 type answer struct {
-	span
+	liststore.Span
 	v verdict
 }
 
@@ -137,7 +138,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	if err != nil {
 		return a, false, err
 	}
-	a = answer{span{IDs: b.IDs, Records: b.Records, Start: w.Start, Ended: v == ended || v == endedSomewhere, Call: r.pg.Calls - 1}, v}
+	a = answer{liststore.Span{IDs: b.IDs, Records: b.Records, Start: w.Start, Ended: v == ended || v == endedSomewhere, Call: r.pg.Calls - 1}, v}
 	p := &r.p
 	if h := p.held; h != nil {
 		// This call re-read the page before a held answer: if it still
@@ -277,7 +278,7 @@ func (r *pageRead) stitch(a answer) error {
 // the list (the guarantee's condition), or holds no record past the
 // page's lookahead that a next page could start from. Called before
 // finish cuts the page.
-func (r *pageRead) window() *StoredWindow {
+func (r *pageRead) window() *liststore.StoredWindow {
 	a, below := &r.last, r.lastBelow
 	if r.ahead == 0 || r.req.After == "" || a.IDs == nil || below == 0 && a.Start != 0 {
 		return nil
@@ -285,7 +286,7 @@ func (r *pageRead) window() *StoredWindow {
 	if len(a.IDs)-below-r.lastTook < 1 && !a.Ended {
 		return nil // nothing past the page's lookahead
 	}
-	w := &StoredWindow{Span: a.span}
+	w := &liststore.StoredWindow{Span: a.Span}
 	if a.Start == 0 {
 		w.FromStart = true
 	} else {

@@ -43,17 +43,13 @@ const (
 // bytes is what p's samples cost the store beyond positionsBytes.
 func (p *positions) bytes() int64 { return int64(cap(p.samples))*sampleBytes + p.ids }
 
-// change is what a list's samples cost the store more (or less, below
-// zero) after an index changed them.
-type change = liststore.Change
-
 // recount adds to changes what p's samples cost more than the store was
 // last told, if anything, and tells it so. The caller holds the owner's
 // mutex.
-func recount(p *positions, changes []change) []change {
+func recount(p *positions, changes []liststore.Change) []liststore.Change {
 	if d := p.bytes() - p.counted; d != 0 {
 		p.counted += d
-		changes = append(changes, change{List: p.list, Bytes: d})
+		changes = append(changes, liststore.Change{List: p.list, Bytes: d})
 	}
 	return changes
 }
@@ -170,7 +166,7 @@ func (listOwner) Thin(o *listObj) (thinned bool, bytes int64) {
 	n := len(p.samples)
 	thinned = thin(p)
 	x.total -= n - len(p.samples)
-	var room [1]change
+	var room [1]liststore.Change
 	c := recount(p, room[:0])
 	x.mu.Unlock()
 	for _, c := range c {
