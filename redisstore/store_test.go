@@ -17,6 +17,7 @@ import (
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -237,7 +238,7 @@ func TestBackToBackWalksUnderChurn(t *testing.T) {
 						// they saw: read-ahead before the proof.
 						trust = func() {
 							for _, e := range tc.engines {
-								e.Lists.(*translate.MemoryStore).TrustWalks()
+								liststoretest.TrustWalks(e.Lists)
 							}
 						}
 					}

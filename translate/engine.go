@@ -10,6 +10,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // Fetcher makes one backend list call: the records at offsets
@@ -153,7 +154,7 @@ type Engine struct {
 	ownLists ListStore
 	clock    func() time.Time // time.Now unless a test sets it
 	reportMu sync.Mutex
-	reported int // the last limit learned, for PageSizeLimit; 0: none
+	reported int // the last limit learned, for pageSizeLimit; 0: none
 
 	ahead   sync.Map       // aheadKey: chan closed when the read ahead is over
 	aheadN  atomic.Int32   // reads ahead in flight
@@ -404,7 +405,7 @@ func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req R
 }
 
 // learn gives the index the edges of an answer.
-func (e *Engine) learn(list string, ids []string, start int, short bool, extra []sample) {
+func (e *Engine) learn(list string, ids []string, start int, short bool, extra []locate.Sample) {
 	if e.Index == nil {
 		return
 	}
@@ -412,17 +413,17 @@ func (e *Engine) learn(list string, ids []string, start int, short bool, extra [
 	if short {
 		end = start + len(ids)
 	}
-	var room [4]sample // on the stack: the index copies what it keeps
+	var room [4]locate.Sample // on the stack: the index copies what it keeps
 	run := room[:0]
 	if n := len(ids); n > 0 {
-		run = append(run, sample{Off: start, ID: ids[0]})
+		run = append(run, locate.Sample{Off: start, ID: ids[0]})
 		for _, s := range extra {
 			if s.Off > run[len(run)-1].Off && s.Off < start+n-1 {
 				run = append(run, s)
 			}
 		}
 		if n > 1 {
-			run = append(run, sample{Off: start + n - 1, ID: ids[n-1]})
+			run = append(run, locate.Sample{Off: start + n - 1, ID: ids[n-1]})
 		}
 	}
 	e.Index.learnAnswer(list, run, start+len(ids), end, answerIDs{start, ids})

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // The checks of keyset answers (see keyset.go): where a misread can
@@ -72,7 +73,7 @@ func (e *Engine) keysetChecked(ctx context.Context, f Fetcher, ls *listState, re
 	}
 	if doubt {
 		if counted {
-			e.Index.learn(req.List, []sample{{Off: at, ID: anchor}}, at+1, -1) // where the offset read's search starts
+			e.Index.learn(req.List, []locate.Sample{{Off: at, ID: anchor}}, at+1, -1) // where the offset read's search starts
 		}
 		if k.ended && run != nil {
 			// Read by offset as far as the answers said the list goes,

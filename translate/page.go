@@ -45,7 +45,7 @@ type pageRead struct {
 
 	// cursorAt is the cursor's own record where a wide answer holds it
 	// inside, not at an edge, to be learned with that answer (see take).
-	cursorAt    sample
+	cursorAt    locate.Sample
 	hasCursorAt bool
 }
 
@@ -107,7 +107,7 @@ func (r *pageRead) startFrom(h head) {
 		r.takenOff = append(r.takenOff, lastOff-n+1+k)
 	}
 	last := ids[n-1]
-	r.s.Init(r.e.Order, last, &hint{Lo: sample{Off: lastOff, ID: last}, HasLo: true, End: r.s.End()})
+	r.s.Init(r.e.Order, last, &locate.Hint{Lo: locate.Sample{Off: lastOff, ID: last}, HasLo: true, End: r.s.End()})
 	r.offset = -1
 }
 
@@ -170,7 +170,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 
 // learnAnswer gives the index the answer not yet learned, if any, with
 // extra samples of it (ascending, inside the answer) beside its ends.
-func (r *pageRead) learnAnswer(extra []sample) {
+func (r *pageRead) learnAnswer(extra []locate.Sample) {
 	if !r.hasUnlearned {
 		return
 	}
@@ -230,7 +230,7 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 			// inside, not at an edge: a client repeating the request
 			// then costs one call. It is learned with the answer, under
 			// the same lock (finish).
-			r.cursorAt, r.hasCursorAt = sample{Off: start + below - 1, ID: ids[below-1]}, true
+			r.cursorAt, r.hasCursorAt = locate.Sample{Off: start + below - 1, ID: ids[below-1]}, true
 		}
 	}
 	take := min(len(ids)-below, r.want-len(pg.IDs))
@@ -265,8 +265,8 @@ func (r *pageRead) stitch(a answer) error {
 	if r.offset < 0 {
 		end = r.s.End()
 	}
-	r.s.Init(r.e.Order, r.pg.IDs[last], &hint{
-		Lo: sample{Off: r.takenOff[last], ID: r.pg.IDs[last]}, HasLo: true, End: end,
+	r.s.Init(r.e.Order, r.pg.IDs[last], &locate.Hint{
+		Lo: locate.Sample{Off: r.takenOff[last], ID: r.pg.IDs[last]}, HasLo: true, End: end,
 	})
 	r.offset = -1
 	return nil
@@ -302,13 +302,13 @@ func (r *pageRead) window() *liststore.StoredWindow {
 // answer, as they do for a page read in one call.
 func (r *pageRead) finish() *Page {
 	pg := r.pg
-	var room [3]sample
+	var room [3]locate.Sample
 	extra := room[:0]
 	if r.hasCursorAt {
 		extra = append(extra, r.cursorAt)
 	}
 	if n := r.req.Size; len(pg.IDs) > n {
-		extra = append(extra, sample{Off: r.takenOff[n-1], ID: pg.IDs[n-1]}, sample{Off: r.takenOff[n], ID: pg.IDs[n]})
+		extra = append(extra, locate.Sample{Off: r.takenOff[n-1], ID: pg.IDs[n-1]}, locate.Sample{Off: r.takenOff[n], ID: pg.IDs[n]})
 	}
 	cut(pg, r.req.Size)
 	if len(extra) == 0 {

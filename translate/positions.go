@@ -6,6 +6,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/estimate"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // A list's position samples in its object: what the store counts of them,
@@ -18,7 +19,7 @@ import (
 // the first learning; its fields but owner and list are guarded by the
 // owner's mutex.
 type positions struct {
-	samples []sample
+	samples []locate.Sample
 	end     int             // an offset at or past the list's end; -1 when unknown
 	spread  estimate.Spread // how irregular the list's gaps are, from its answers
 	answers uint32          // answers learned, to measure a well-known spread rarely
@@ -37,7 +38,7 @@ type positions struct {
 // element, made once, and each sample's struct (its id's bytes apart).
 const (
 	positionsBytes = int64(unsafe.Sizeof(positions{}) + unsafe.Sizeof(list.Element{}) + unsafe.Sizeof((*positions)(nil)))
-	sampleBytes    = int64(unsafe.Sizeof(sample{}))
+	sampleBytes    = int64(unsafe.Sizeof(locate.Sample{}))
 )
 
 // bytes is what p's samples cost the store beyond positionsBytes.
@@ -55,7 +56,7 @@ func recount(p *positions, changes []liststore.Change) []liststore.Change {
 }
 
 // idBytes is what the ids of samples cost the heap.
-func idBytes(samples []sample) (n int64) {
+func idBytes(samples []locate.Sample) (n int64) {
 	for _, s := range samples {
 		n += idCost(s.ID)
 	}
@@ -105,7 +106,7 @@ func thin(p *positions) bool {
 		n++
 	}
 	// A new array, so that the memory goes: the store counts capacity.
-	p.samples = append(make([]sample, 0, n), s[:n]...)
+	p.samples = append(make([]locate.Sample, 0, n), s[:n]...)
 	clear(s)
 	p.ids = idBytes(p.samples) // as long as thinning, which is rare
 	return true

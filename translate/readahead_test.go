@@ -11,6 +11,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func (c *fakeClock) engine(e *Engine) *Engine { e.clock, e.spawn = c.now, inline
 // that what a walk costs does not hang on goroutines' timing.
 func readaheadEngine(offsets bool) *Engine {
 	return &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: offsets,
-		Index: NewIndex(cursor.Numeric, 100_000), Lists: trustedStore(cursor.Numeric, 2*time.Second, 64<<20),
+		Index: newIndex(cursor.Numeric, 100_000), Lists: trustedStore(cursor.Numeric, 2*time.Second, 64<<20),
 		spawn: inline}
 }
 
@@ -379,7 +380,7 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
 	assert.Positive(t, s.Stay().Signs.NotIssuedHere, "a cursor no page ended at, inside the window past its reach: the list stands down")
-	s.TrustWalks()
+	liststoretest.TrustWalks(s)
 	s.Walked(context.Background(), "l", liststore.Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
 	c := s.Cut(context.Background(), "l", liststore.CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
 	assert.True(t, c.Continues, "the cursor continues a walk")
@@ -502,6 +503,6 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 // tests the proof.
 func trustedStore(order cursor.Order, ttl time.Duration, memory int64) *MemoryStore {
 	s := NewMemoryStore(order, ttl, memory)
-	s.TrustWalks()
+	liststoretest.TrustWalks(s)
 	return s
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // The one kind of answer the engine reads pages from. A backend call's
@@ -28,7 +29,7 @@ func (e *Engine) cutPage(req Request, w *liststore.StoredWindow, k int) *Page {
 		pg.Records = w.Records[k : k+n : k+n]
 	}
 	if at := w.Start + k + n; w.Start >= 0 && pg.More && rest-n <= req.Size && !w.Ended && n > 0 {
-		e.Index.learn(req.List, []sample{{Off: at - 1, ID: w.IDs[at-w.Start-1]}, {Off: at, ID: w.IDs[at-w.Start]}}, at+1, -1)
+		e.Index.learn(req.List, []locate.Sample{{Off: at - 1, ID: w.IDs[at-w.Start-1]}, {Off: at, ID: w.IDs[at-w.Start]}}, at+1, -1)
 	}
 	return pg
 }

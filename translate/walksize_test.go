@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 )
 
 // downStore is a memory store that, while down, answers as a store
@@ -26,7 +27,7 @@ func (s *downStore) Cut(ctx context.Context, list string, q liststore.CutQuery) 
 	if s.down {
 		return liststore.CutResult{}
 	}
-	s.TrustWalks()
+	liststoretest.TrustWalks(s)
 	return s.MemoryStore.Cut(ctx, list, q)
 }
 
