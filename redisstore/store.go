@@ -1,8 +1,8 @@
 // Package redisstore keeps read-ahead's walks and windows (a
-// liststore.WalkStore) in Redis, so that gateway instances behind a round-robin
-// balancer follow each other's walks: a page one instance served is
-// continued by another from a window either of them read, under the same
-// walk rule and caller boundary as in one instance.
+// liststore.WalkStore) in Redis, so that gateway instances behind a
+// round-robin balancer follow each other's walks: a page one instance
+// served is continued by another from a window either of them read, under
+// the same walk rule and caller boundary as in one instance.
 //
 // The rules, as this store keeps them:
 //

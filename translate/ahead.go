@@ -11,11 +11,11 @@ import (
 )
 
 // Reading ahead of the walker (liststore's walk.go): a page cut from a
-// window at its marker (liststore.CutResult.Ahead) starts the read of the walk's
-// next window in the background, so that the walker's page at the
-// window's end is cut from a window as the pages before it were, instead
-// of waiting for the backend's larger answer and for the store to keep
-// it. That read is a page's read at the window's last cursor, with the
+// window at its marker (liststore.CutResult.Ahead) starts the read of
+// the walk's next window in the background, so that the walker's page at
+// the window's end is cut from a window as the pages before it were,
+// instead of waiting for the backend's larger answer and for the store
+// to keep it. That read is a page's read at the window's last cursor, with the
 // read-ahead the walk would ask there, recorded as a page ending at that
 // cursor; it needs a fetcher that outlives the request (Detacher).
 

@@ -35,8 +35,9 @@ type Releaser interface {
 // them. The engine calls Keep with the number of a call whose answer
 // becomes a read-ahead window: the fetcher must then never reuse that
 // answer's memory, and returns what its caller needs to compose pages
-// from the answer later (opaque to the engine; see liststore.StoredWindow.Source)
-// and the answer's size in bytes, which the ListStore's bound counts.
+// from the answer later (opaque to the engine; see
+// liststore.StoredWindow.Source) and the answer's size in bytes, which
+// the ListStore's bound counts.
 type Keeper interface {
 	Keep(call int) (source any, bytes int)
 }

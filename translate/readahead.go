@@ -12,9 +12,9 @@ import "github.com/helpdesk-gateway/gateway/liststore"
 // keepBytes readies the answer a page was read ahead in to be kept as a
 // window, once the fetcher has let go of its memory, and counts what it
 // keeps alive: what the Keeper says it holds, or the ids and records with
-// their headers. A liststore.WindowCopier is only lent the answer (Lender): it
-// copies what it keeps in Walked, and the answer's memory goes back to
-// the fetcher's pool with the request.
+// their headers. A liststore.WindowCopier is only lent the answer
+// (Lender): it copies what it keeps in Walked, and the answer's memory
+// goes back to the fetcher's pool with the request.
 func (e *Engine) keepBytes(f Fetcher, w *liststore.StoredWindow) {
 	var (
 		source any
