@@ -211,7 +211,7 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 }
 
 // Lend returns the answer of one call for a shared store to copy a
-// window from (translate.WindowCopier): the answer stays the fetcher's,
+// window from (liststore.WindowCopier): the answer stays the fetcher's,
 // and goes back to the pool with the request's other answers.
 func (f *fetcher) Lend(call int) (source any) {
 	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {

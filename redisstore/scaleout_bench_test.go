@@ -75,7 +75,7 @@ func sharedEngines(b testing.TB, srv *redistest.Server, n int, secret []byte) []
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = store.Close() })
 		engines[i] = &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000,
-			Index: translate.NewIndex(cursor.Numeric, 100_000),
+			Index: translate.NewMemoryStore(cursor.Numeric, 0, 8<<20).Index(100_000), // an index in a store of its own
 			Lists: translate.NewMemoryStore(cursor.Numeric, ttl, 64<<20), Walks: store}
 	}
 	return engines

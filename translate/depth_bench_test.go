@@ -52,7 +52,7 @@ func costByDepth(b *testing.B, mode string, n, size, buckets int) [10]float64 {
 		var e *Engine
 		switch mode {
 		case "gateway":
-			e = &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, 100_000)}
+			e = &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: newIndex(cursor.Numeric, 100_000)}
 		case "readahead":
 			e = readaheadEngine(false)
 		case "keyset":

@@ -16,7 +16,7 @@ import (
 
 // keysetEngine asks by keyset every cursor id made of digits only.
 func keysetEngine(readahead bool) *Engine {
-	e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, 100_000),
+	e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: newIndex(cursor.Numeric, 100_000),
 		Keyset: func(id string) error {
 			if id == "" || len(id) > 18 {
 				return errors.New("not a short number")
@@ -237,7 +237,7 @@ func TestKeysetClamp(t *testing.T) {
 	e := keysetEngine(true)
 	ids, _ := costlyWalk(t, e, l, 80)
 	assert.Equal(t, evenIDs(2000), ids)
-	limit, learned := e.PageSizeLimit()
+	limit, learned := e.pageSizeLimit()
 	assert.True(t, learned)
 	assert.Equal(t, 50, limit)
 }
@@ -318,7 +318,7 @@ func TestKeysetLongAnswer(t *testing.T) {
 				assert.Equal(t, more, pg.More)
 			}
 			if tc.err == "" {
-				limit, learned := e.PageSizeLimit()
+				limit, learned := e.pageSizeLimit()
 				assert.True(t, learned)
 				assert.Equal(t, tc.fixed, limit, "the backend's own page size, learned")
 			}

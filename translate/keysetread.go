@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // Keyset pages: a backend that filters by id ("id_gt=X") is asked for the
@@ -39,10 +41,10 @@ type keysetRead struct {
 	h     head   // a window's records after the cursor, which start the page
 	prev  string // the record before the cursor that a read ahead of the walker knows (see read)
 
-	want   int           // the page and one record more, to know if more exist
-	pg     *Page         // the page, not cut until served
-	run    *StoredWindow // the last answer, kept as a window when the page reads ahead
-	anchor string        // the answers' records are above it: the cursor, or the head's last
+	want   int                     // the page and one record more, to know if more exist
+	pg     *Page                   // the page, not cut until served
+	run    *liststore.StoredWindow // the last answer, kept as a window when the page reads ahead
+	anchor string                  // the answers' records are above it: the cursor, or the head's last
 	// An answer held more records than asked (long), the answers showed
 	// the list's end (ended), ids a backend comparing them as text could
 	// have left records before (crossed, textMayDiffer).
@@ -63,7 +65,7 @@ type keysetRead struct {
 // page and no error when an answer showed the backend does not keep the
 // condition, or an anchor cannot be written into its query: the caller
 // reads the page by offset, after the calls made (the fetcher's first).
-func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *StoredWindow, int, error) {
+func (e *Engine) keysetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *liststore.StoredWindow, int, error) {
 	var r keysetRead
 	r.start(e, f, ls, req, ahead, h, prev)
 	if ok, err := r.read(ctx); !ok || err != nil {
@@ -197,7 +199,7 @@ func (r *keysetRead) read(ctx context.Context) (bool, error) {
 			// Anchored at after by the backend's condition: a run of the
 			// list above it. after may live in an earlier answer's memory,
 			// which the fetcher reuses once the page is done: a copy.
-			r.run = &StoredWindow{Span: span{IDs: ids, Records: recs, Floor: strings.Clone(after), Ended: r.ended, Start: -1, Call: pg.Calls - 1}}
+			r.run = &liststore.StoredWindow{Span: liststore.Span{IDs: ids, Records: recs, Floor: strings.Clone(after), Ended: r.ended, Start: -1, Call: pg.Calls - 1}}
 			r.crossed = r.crossed || e.textMayDiffer(sent, ids)
 		} else {
 			r.crossed = r.crossed || e.textMayDiffer(sent, ids[:take])
@@ -402,10 +404,10 @@ func (r *keysetRead) endsThere(ctx context.Context) bool {
 // second answer that agrees with the offset read shows the backend reads
 // the condition right; one that agrees with neither shows only that the
 // list changed, and the next page is confirmed again.
-func (r *keysetRead) confirm(ctx context.Context) (*Page, *StoredWindow, int, error) {
+func (r *keysetRead) confirm(ctx context.Context) (*Page, *liststore.StoredWindow, int, error) {
 	e, pg, req := r.e, r.pg, r.req
 	if r.counted {
-		e.Index.learn(req.List, []sample{{Off: r.at, ID: r.anchor}}, r.at+1, -1) // where the offset read's search starts
+		e.Index.learn(req.List, []locate.Sample{{Off: r.at, ID: r.anchor}}, r.at+1, -1) // where the offset read's search starts
 	}
 	ahead := r.ahead
 	if r.ended && r.run != nil {
