@@ -162,7 +162,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev strin
 		// from there, as from an answer's edge, and its answer checks it.
 		e.learn(k.list, []string{k.after}, at, false, nil)
 	}
-	ls := e.store().learned(k.list)
+	ls := e.store().stateOf(k.list)
 	// The page the read serves first is the rest of the walker's page at
 	// the window's end: first records, which a backend that pages by
 	// number can more often send in one answer with the read-ahead than a

@@ -238,7 +238,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
 	}
-	ls := e.store().learned(req.List)
+	ls := e.store().stateOf(req.List)
 	walks := e.walks()
 	now, ttl := e.now(), walks.TTL()
 	c := walks.Cut(ctx, req.List, liststore.CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now, Ahead: e.canAhead(f)})

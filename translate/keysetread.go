@@ -151,7 +151,7 @@ func (r *keysetRead) read(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		if short >= 0 && n > 0 && r.ls.sizes.clamp(short) {
-			e.learned(r.req.List, short, false) // a short answer that was not the list's end
+			e.reportLimit(r.req.List, short, false) // a short answer that was not the list's end
 		}
 		short = -1
 		r.ls.sizes.saw(n)

@@ -18,11 +18,11 @@ import (
 // state and the position samples, which are hints each instance learns
 // from its own answers, and the walks and windows (liststore.WalkStore).
 type ListStore interface {
-	// learned returns what the list's backend taught, made when new. It
+	// stateOf returns what the list's backend taught, made when new. It
 	// is the one piece of state an instance keeps in its own memory
 	// whatever the store (clamps and keyset trust are learned from this
 	// instance's answers), hence unexported.
-	learned(list string) *listState
+	stateOf(list string) *listState
 	liststore.WalkStore
 }
 
@@ -64,7 +64,7 @@ func NewMemoryStore(order cursor.Order, ttl time.Duration, memory int64) *Memory
 // so that making a store costs no closure.
 var compares = [...]func(a, b string) int{cursor.Numeric: cursor.Numeric.Compare, cursor.Lexical: cursor.Lexical.Compare}
 
-func (s *MemoryStore) learned(name string) *listState {
+func (s *MemoryStore) stateOf(name string) *listState {
 	return &s.Own(name, true, nil).learned
 }
 

@@ -44,7 +44,7 @@ func listStateBytes(t *testing.T, n int) {
 	s := trustedStore(cursor.Numeric, time.Hour, 1<<40)
 	before := liveHeap()
 	for _, name := range names {
-		s.learned(name)
+		s.stateOf(name)
 	}
 	perList := float64(liveHeap()-before) / float64(n)
 	runtime.KeepAlive(s)

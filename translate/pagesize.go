@@ -195,7 +195,7 @@ func (e *Engine) longAnswer(sz *pageSizes, list string, w Window, n int, anchore
 			n, w.Size, e.MaxPageSize, n)}
 	}
 	if sz.ignore(n) {
-		e.learned(list, n, true)
+		e.reportLimit(list, n, true)
 	}
 	if anchored {
 		return Window{Start: w.Start, Size: n}, true, nil
@@ -203,9 +203,9 @@ func (e *Engine) longAnswer(sz *pageSizes, list string, w Window, n int, anchore
 	return w, false, nil
 }
 
-// learned reports a new limit of list to pageSizeLimit and the engine's
+// reportLimit reports a new limit of list to pageSizeLimit and the engine's
 // observer.
-func (e *Engine) learned(list string, limit int, fixed bool) {
+func (e *Engine) reportLimit(list string, limit int, fixed bool) {
 	e.reportMu.Lock()
 	e.reported = limit
 	e.reportMu.Unlock()
@@ -228,7 +228,7 @@ type suspect struct {
 func (e *Engine) resolve(sz *pageSizes, list string, s *suspect, start, n int, v verdict) bool {
 	if start+n > s.end {
 		if sz.clamp(s.n) {
-			e.learned(list, s.n, false)
+			e.reportLimit(list, s.n, false)
 		}
 		return true
 	}

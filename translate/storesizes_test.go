@@ -16,7 +16,7 @@ var listBytes, chainBytes = storeSizes()
 
 func storeSizes() (list, chain int64) {
 	s := trustedStore(cursor.Numeric, time.Hour, 1<<40)
-	s.learned("l")
+	s.stateOf("l")
 	list = s.Stats().Bytes - int64(len("l"))
 	now := time.Unix(1_800_000_000, 0)
 	s.Walked(context.Background(), "l", liststore.Walked{Last: "1", More: true, At: now, Now: now})
