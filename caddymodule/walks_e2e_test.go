@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule"
 	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
@@ -291,7 +292,11 @@ var walkSizes = []struct{ perPage, short, long int }{
 // page sizes up to maxPerPage (0: all). The control, readahead_ttl 0,
 // runs on the short list, or on the long one when a test has no short;
 // -short leaves the long lists out: the package must run within minutes
-// under -race on two cores.
+// under -race on two cores. So does -race, in the tests that say so
+// (they read raceEnabled): .ci/run walks the long lists without it. What
+// a long list adds, walks that outgrow the windows, is a matter of counts
+// and places, not of goroutines; the short lists, whose windows the next
+// walk meets, run under -race still.
 type walkSetups struct {
 	short, long bool
 	maxPerPage  int
@@ -336,7 +341,8 @@ func eachWalkSetup(t *testing.T, o walkSetups, walks func(t *testing.T, s *churn
 // limit costs the backend fewer calls than two thirds of its pages (by
 // page or offset; keyset lists are not read ahead).
 func TestWalksBackToBack(t *testing.T) {
-	eachWalkSetup(t, walkSetups{short: true, long: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	long := !caddymodule.RaceEnabled // raceEnabled: .ci/run walks the long lists without -race
+	eachWalkSetup(t, walkSetups{short: true, long: long}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 2 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {
@@ -357,8 +363,12 @@ func TestWalksBackToBack(t *testing.T) {
 // TestWalksRestarted: one caller walks the first eighth of a long list,
 // gives up and walks it again from its first page, as a client
 // restarting a walk does. The windows of the walk given up lie where the
-// new walk begins. (On a short list a restart is a back-to-back walk.)
+// new walk begins. (On a short list a restart is a back-to-back walk; so
+// it has long lists only, and runs without -race only.)
 func TestWalksRestarted(t *testing.T) {
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run runs it again without -race
+		t.Skip("walks long lists only, which -race leaves out (walkSetups)")
+	}
 	eachWalkSetup(t, walkSetups{long: true}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
 		w := s.start("walk given up", perPage)
 		for range max(2, pages/8) {
