@@ -408,9 +408,7 @@ func TestBadAnswerDoesNotPoisonTheIndex(t *testing.T) {
 func TestClientGoneIsNotTheBackendsFault(t *testing.T) {
 	b := numericList(400)
 	f := &faulty{next: b}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), srv.URL, harness.Options{Admin: true})
+	c := harness.StartBehind(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), f, harness.Options{Admin: true})
 	outcomes := func() map[string]float64 {
 		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
 		require.NoError(t, err)

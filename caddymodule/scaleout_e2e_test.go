@@ -132,9 +132,7 @@ func TestScaleOutWholeWalk(t *testing.T) {
 				storeAddr = cl.URL()[len("redis+cluster://"):]
 			}
 			rec := &recorder{next: tc.backend}
-			srv := httptest.NewServer(rec)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, scaleOutSites(t, 3, tc.lb, options), srv.URL, harness.Options{Admin: tc.store != none})
+			c := harness.StartBehind(t, scaleOutSites(t, 3, tc.lb, options), rec, harness.Options{Admin: tc.store != none})
 
 			ids, pages := walkSharedPages(t, c.URL, "/calls", tc.perPage, "client-1", tc.envelope)
 			require.Equal(t, tc.want(), ids, "the walk is exact")
