@@ -290,7 +290,10 @@ func TestOffsetDialectCost(t *testing.T) {
 		b := reference.New(reference.Config{Seed: 19, Records: records, Paging: d.paging})
 		c := harness.StartBehind(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), b)
 		defer c.Stop(t) // one Caddy at a time: the next dialect's starts after
-		ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+		// Settled: on a loaded machine a page that outruns the read ahead
+		// of it reads for itself, by design, and fetches records twice
+		// (1.49 a record served, where 1.06 is the windows' cost).
+		ids, pages := walkCursorSettled(t, c.URL, "/calls", perPage, "")
 		require.Equal(t, strIDs(b.IDs("calls")), ids)
 		return float64(b.Requests("calls")) / float64(pages), float64(b.Served("calls")) / records
 	}
