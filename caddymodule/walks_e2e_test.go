@@ -292,11 +292,15 @@ var walkSizes = []struct{ perPage, short, long int }{
 // page sizes up to maxPerPage (0: all). The control, readahead_ttl 0,
 // runs on the short list, or on the long one when a test has no short;
 // -short leaves the long lists out: the package must run within minutes
-// under -race on two cores. So does -race, in the tests that say so
-// (they read raceEnabled): .ci/run walks the long lists without it. What
-// a long list adds, walks that outgrow the windows, is a matter of counts
-// and places, not of goroutines; the short lists, whose windows the next
-// walk meets, run under -race still.
+// under -race on two cores. -race leaves out more, in the tests that
+// read raceEnabled: the long lists (TestWalksBackToBack,
+// TestWalksRestarted), and the pages of 250 and 1,000
+// (TestWalksInterleaved, TestWalksAlternatingWindowAndBackend); .ci/run
+// walks them without it. What a long list adds, walks that outgrow the
+// windows, and what a large page adds, pages stitched from several
+// backend answers, are matters of counts and places, not of goroutines;
+// every test still walks short lists under -race, TestWalksBackToBack at
+// every page size.
 type walkSetups struct {
 	short, long bool
 	maxPerPage  int
@@ -388,7 +392,11 @@ func TestWalksRestarted(t *testing.T) {
 // before is a third of the way through, their pages taking turns. (A
 // walk of 1,000 a page is over before another can start.)
 func TestWalksInterleaved(t *testing.T) {
-	eachWalkSetup(t, walkSetups{short: true, maxPerPage: 250}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
+	o := walkSetups{short: true, maxPerPage: 250}
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run walks every page size without -race
+		o.maxPerPage = 100
+	}
+	eachWalkSetup(t, o, func(t *testing.T, s *churnedWalks, perPage, pages int) {
 		s.interleaved(perPage, pages)
 	})
 }
@@ -424,7 +432,11 @@ func (s *churnedWalks) interleaved(perPage, pages int) []*walk {
 // from its second page (the second, the fourth, ...), the third from its
 // third.
 func TestWalksAlternatingWindowAndBackend(t *testing.T) {
-	eachWalkSetup(t, walkSetups{short: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	o := walkSetups{short: true}
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run walks every page size without -race
+		o.maxPerPage = 100
+	}
+	eachWalkSetup(t, o, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 3 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {
