@@ -293,14 +293,13 @@ var walkSizes = []struct{ perPage, short, long int }{
 // runs on the short list, or on the long one when a test has no short;
 // -short leaves the long lists out: the package must run within minutes
 // under -race on two cores. -race leaves out more, in the tests that
-// read raceEnabled: the long lists (TestWalksBackToBack,
-// TestWalksRestarted), and the pages of 250 and 1,000
-// (TestWalksInterleaved, TestWalksAlternatingWindowAndBackend); .ci/run
-// walks them without it. What a long list adds, walks that outgrow the
-// windows, and what a large page adds, pages stitched from several
-// backend answers, are matters of counts and places, not of goroutines;
-// every test still walks short lists under -race, TestWalksBackToBack at
-// every page size.
+// read raceEnabled: the long lists, and the pages of 250 and 1,000;
+// .ci/run walks them without it. What a long list adds, walks that
+// outgrow the windows, and what a large page adds, pages stitched from
+// several backend answers, are matters of counts and places, not of
+// goroutines; under -race every test but TestWalksRestarted (long lists
+// only) still walks the short lists by 1, 7 and 100 a page, in every
+// dialect, with read-ahead and without.
 type walkSetups struct {
 	short, long bool
 	maxPerPage  int
@@ -345,8 +344,11 @@ func eachWalkSetup(t *testing.T, o walkSetups, walks func(t *testing.T, s *churn
 // limit costs the backend fewer calls than two thirds of its pages (by
 // page or offset; keyset lists are not read ahead).
 func TestWalksBackToBack(t *testing.T) {
-	long := !caddymodule.RaceEnabled // raceEnabled: .ci/run walks the long lists without -race
-	eachWalkSetup(t, walkSetups{short: true, long: long}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	o := walkSetups{short: true, long: true}
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run walks the long lists and large pages without -race
+		o.long, o.maxPerPage = false, 100
+	}
+	eachWalkSetup(t, o, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 2 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {
