@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -31,7 +31,7 @@ import (
 func TestReadAheadCallersApart(t *testing.T) {
 	const perPage = 10
 	b := reference.New(reference.Config{Seed: 44, Records: 6000})
-	c := harness.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b, harness.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b, gatewaytest.Options{Admin: true})
 	ids := b.IDs("calls")
 	calls := func() int64 { caddymodule.SettleReadsAhead(); return b.Requests("calls") }
 

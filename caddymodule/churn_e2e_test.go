@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -76,7 +76,7 @@ func TestConsistencyUnderChurn(t *testing.T) {
 		initial[l] = b.IDs(l)
 		m.deleted[l] = map[int64]bool{}
 	}
-	c := harness.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 40"), m)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 40"), m)
 
 	type walk struct {
 		list string

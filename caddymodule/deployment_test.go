@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // fingerprintSite is one site of a gateway in front of reverse_proxy:
@@ -53,7 +53,7 @@ func fingerprintOf(t *testing.T, cfg fingerprintConfig) caddymodule.Fingerprint 
 // config and returns its fingerprint.
 func fingerprintOfSite(t *testing.T, caddyfile string) caddymodule.Fingerprint {
 	t.Helper()
-	c := harness.Start(t, caddyfile, "")
+	c := gatewaytest.Start(t, caddyfile, "")
 	fps := caddymodule.Fingerprints()
 	require.Len(t, fps, 1)
 	for _, fp := range fps {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -61,7 +61,7 @@ func TestDialectsServeEveryRecord(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 17, Records: 1100, MaxPerPage: dialectLimit, Envelope: d.envelope, Paging: d.paging})
 			rec := &recorder{next: b}
-			c := harness.StartBehind(t, fmt.Sprintf(gatewaySite, d.options), rec, harness.Options{Admin: true})
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, d.options), rec, gatewaytest.Options{Admin: true})
 			all := strIDs(b.IDs("calls"))
 			pageIDs := func(a answer) []string {
 				if d.envelope != "" {
@@ -122,7 +122,7 @@ func TestDialectsServeEveryRecord(t *testing.T) {
 				a := get(t, c.URL+"/calls?_perPage=1000", "X-Api-Key", key)
 				require.Equal(t, http.StatusOK, a.status, string(a.body))
 			}
-			resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+			resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 			require.NoError(t, err)
 			metrics, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -196,7 +196,7 @@ func TestPagingUnderChurn(t *testing.T) {
 			b := reference.New(k.config)
 			m := windowMischief{&mischief{b: b, next: b, r: rand.New(rand.NewPCG(k.mischiefSeed, k.mischiefSeed)), deleted: map[string]map[int64]bool{"calls": {}}}}
 			initial := b.IDs("calls")
-			c := harness.StartBehind(t, fmt.Sprintf(gatewaySite, k.options), m)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, k.options), m)
 			pageIDs := func(a answer) []string {
 				if k.envelope != "" {
 					return a.ids(t, k.envelope)
@@ -288,7 +288,7 @@ func TestOffsetDialectCost(t *testing.T) {
 	const records, perPage = 2000, 10
 	cost := func(d pagingDialect, options string) (calls, fetched float64) {
 		b := reference.New(reference.Config{Seed: 19, Records: records, Paging: d.paging})
-		c := harness.StartBehind(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), b)
+		c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), b)
 		defer c.Stop(t) // one Caddy at a time: the next dialect's starts after
 		// Settled: on a loaded machine a page that outruns the read ahead
 		// of it reads for itself, by design, and fetches records twice
@@ -351,8 +351,8 @@ func TestVerifyBackendInEveryDialect(t *testing.T) {
 				"\tbackend_offset_param startAt\n\tbackend_per_page_param maxResults\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 700, MaxPerPage: dialectLimit, Envelope: tc.d.envelope, Paging: tc.d.paging})
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, tc.d.options), srv.URL)
+			b, srv := gatewaytest.Backend(t, reference.Config{Seed: 21, Records: 700, MaxPerPage: dialectLimit, Envelope: tc.d.envelope, Paging: tc.d.paging})
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, tc.d.options), srv.URL)
 			args := append([]string{"verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "150", "--backend", srv.URL}, tc.flags...)
 			stdout, stderr, err := runHelpdesk(t, args...)
 			require.NoError(t, err, stdout+stderr)
@@ -364,8 +364,8 @@ func TestVerifyBackendInEveryDialect(t *testing.T) {
 	}
 	t.Run("a zero-based backend the gateway was not told of", func(t *testing.T) {
 		d := legacy.Dialect{Page: "page", PerPage: "per_page", FromZero: true}
-		b, srv := harness.Backend(t, reference.Config{Seed: 21, Records: 300, Paging: d})
-		c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_page_param page\n\t\tbackend_per_page_param per_page"), srv.URL)
+		b, srv := gatewaytest.Backend(t, reference.Config{Seed: 21, Records: 300, Paging: d})
+		c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_page_param page\n\t\tbackend_per_page_param per_page"), srv.URL)
 		stdout, _, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "50",
 			"--backend", srv.URL, "--backend-page-param", "page", "--backend-per-page-param", "per_page")
 		require.Error(t, err)
@@ -413,7 +413,7 @@ func TestDialectCaddyfilesRun(t *testing.T) {
 			text, err := os.ReadFile("../" + tc.file)
 			require.NoError(t, err)
 			sites := string(text[strings.Index(string(text), "\n:8080 {"):]) // the harness brings its own global options
-			gateway, backend := harness.FreeLoopbackAddr(t), harness.FreeLoopbackAddr(t)
+			gateway, backend := gatewaytest.FreeLoopbackAddr(t), gatewaytest.FreeLoopbackAddr(t)
 			for _, r := range [][2]string{
 				{"reverse_proxy 127.0.0.1:9080", "reverse_proxy " + backend},
 				{":8080 {", "http://" + gateway + " {"},
@@ -422,7 +422,7 @@ func TestDialectCaddyfilesRun(t *testing.T) {
 				require.Contains(t, sites, r[0])
 				sites = strings.Replace(sites, r[0], r[1], 1)
 			}
-			harness.Start(t, sites, "")
+			gatewaytest.Start(t, sites, "")
 			pageIDs := func(a answer) []string {
 				if tc.records != "" {
 					return a.ids(t, tc.records)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -133,9 +133,9 @@ func TestReferenceEnvelopeMembersDropped(t *testing.T) {
 	assert.Equal(t, []string{"data", "total"}, slices.Sorted(maps.Keys(env)), "no page nor per_page of the backend's window")
 }
 
-func startEnvelope(t *testing.T, e envelopeBackend, options string) *harness.Caddy {
+func startEnvelope(t *testing.T, e envelopeBackend, options string) *gatewaytest.Caddy {
 	t.Helper()
-	return harness.StartBehind(t, "http://:0 {\n\thelpdesk_gateway {\n\t\tbackend_max_per_page 25\n\t\t"+options+"\n\t}\n\treverse_proxy {backend}\n}\n", e)
+	return gatewaytest.StartBehind(t, "http://:0 {\n\thelpdesk_gateway {\n\t\tbackend_max_per_page 25\n\t\t"+options+"\n\t}\n\treverse_proxy {backend}\n}\n", e)
 }
 
 // records is the records array of records [from, to) as the backend

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -75,8 +75,8 @@ func TestDocumentedMetricsAtFirstScrape(t *testing.T) {
 	srv := httptest.NewServer(reference.New(reference.Config{Seed: 1, Records: 10}))
 	t.Cleanup(srv.Close)
 	const base = "/first-scrape"
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "base_path "+base), srv.URL, harness.Options{Admin: true})
-	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "base_path "+base), srv.URL, gatewaytest.Options{Admin: true})
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // scaleOutSites runs instances gateways, each a server of its own with its
@@ -34,7 +34,7 @@ func scaleOutSites(t *testing.T, instances int, lbPolicy, options string) string
 	var sb strings.Builder
 	upstreams := make([]string, instances)
 	for i := range upstreams {
-		upstreams[i] = harness.FreeLoopbackAddr(t)
+		upstreams[i] = gatewaytest.FreeLoopbackAddr(t)
 		fmt.Fprintf(&sb, "http://%s {\n\thelpdesk_gateway {\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance {http.request.local.port}\n\t}\n}\n", upstreams[i], options)
 	}
 	fmt.Fprintf(&sb, "http://:0 {\n\treverse_proxy %s {\n\t\tlb_policy %s\n\t}\n}\n", strings.Join(upstreams, " "), lbPolicy)
@@ -132,7 +132,7 @@ func TestScaleOutWholeWalk(t *testing.T) {
 				storeAddr = cl.URL()[len("redis+cluster://"):]
 			}
 			rec := &recorder{next: tc.backend}
-			c := harness.StartBehind(t, scaleOutSites(t, 3, tc.lb, options), rec, harness.Options{Admin: tc.store != none})
+			c := gatewaytest.StartBehind(t, scaleOutSites(t, 3, tc.lb, options), rec, gatewaytest.Options{Admin: tc.store != none})
 
 			ids, pages := walkSharedPages(t, c.URL, "/calls", tc.perPage, "client-1", tc.envelope)
 			require.Equal(t, tc.want(), ids, "the walk is exact")
@@ -166,7 +166,7 @@ func TestScaleOutWholeWalk(t *testing.T) {
 
 			// Each instance's admin report shows the one store, up, by its
 			// address, and what it served and kept of the walk.
-			resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+			resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			var report struct {
@@ -217,7 +217,7 @@ func TestScaleOutInstancesShareNoIndex(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	sites := scaleOutSites(t, 2, "round_robin", "")
-	harness.Start(t, sites, srv.URL)
+	gatewaytest.Start(t, sites, srv.URL)
 	var gateways []string
 	for _, line := range strings.Split(sites, "\n") {
 		if strings.HasPrefix(line, "http://127.0.0.1:") {

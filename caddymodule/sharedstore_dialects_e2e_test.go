@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // storeBackend is a backend unlike the reference's defaults, walked
@@ -99,7 +99,7 @@ func sharedStoreWalksOf(t *testing.T, k storeBackend, records int, churn bool, s
 		srv.Close()
 		b.Close()
 	})
-	c := harness.Start(t, sharedStoreSites(t, store, k.options), srv.URL)
+	c := gatewaytest.Start(t, sharedStoreSites(t, store, k.options), srv.URL)
 	return &churnedWalks{t: t, e: k.e, readahead: true, b: b, url: c.URL,
 		r: rand.New(rand.NewPCG(33, uint64(records))), list: "calls"}, m
 }

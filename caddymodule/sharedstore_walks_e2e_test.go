@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // The tests of this file walk through three gateway instances behind
@@ -229,7 +229,7 @@ func TestSharedStoreCallersInterleaved(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	store := redistest.Start(t)
-	c := harness.Start(t, sharedStoreSites(t, store, ""), srv.URL)
+	c := gatewaytest.Start(t, sharedStoreSites(t, store, ""), srv.URL)
 
 	wa := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-shared")}
 	wb := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "b-shared")}
@@ -273,7 +273,7 @@ func TestSharedStoreFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := redistest.Start(t)
-			s, c := churnedWalksBehind(t, liveAgentBackend, records, sharedStoreSites(t, store, ""), true, harness.Options{Admin: true})
+			s, c := churnedWalksBehind(t, liveAgentBackend, records, sharedStoreSites(t, store, ""), true, gatewaytest.Options{Admin: true})
 			errors := func() float64 { return metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total") }
 			steps := func(w *walk, n int) (calls int64) {
 				calls0 := s.b.Requests(s.list)
@@ -376,7 +376,7 @@ func TestSharedStoreHandBuiltCursor(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	store := redistest.Start(t)
-	c := harness.Start(t, sharedStoreSites(t, store, ""), srv.URL)
+	c := gatewaytest.Start(t, sharedStoreSites(t, store, ""), srv.URL)
 
 	wa := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-walker")}
 	for range 20 {
@@ -429,7 +429,7 @@ func TestSharedStoreACLUser(t *testing.T) {
 	options := strings.Replace(sharedStoreOptions(store, storeTimeout),
 		store.URL(), "redis://hdgw:"+password+"@"+store.Addr()+"/0", 1)
 	require.Contains(t, options, "hdgw:"+password)
-	s, c := churnedWalksBehind(t, liveAgentBackend, 3000, scaleOutSites(t, 3, "round_robin", options), true, harness.Options{Admin: true})
+	s, c := churnedWalksBehind(t, liveAgentBackend, 3000, scaleOutSites(t, 3, "round_robin", options), true, gatewaytest.Options{Admin: true})
 	errors0 := metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total")
 	w := walkThrough(s, "walk as hdgw", 10)
 	// The bound of TestSharedStoreChurnedWalks: 3,000 churning records,
@@ -441,9 +441,9 @@ func TestSharedStoreACLUser(t *testing.T) {
 
 // metricSum reads the metrics of c's admin endpoint and sums every
 // sample of name, whatever its labels; absent counts as 0.
-func metricSum(t *testing.T, c *harness.Caddy, name string) float64 {
+func metricSum(t *testing.T, c *gatewaytest.Caddy, name string) float64 {
 	t.Helper()
-	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -89,7 +89,7 @@ func startChurnedWalks(t *testing.T, e exampleBackend, records int, extra string
 // gateways reach the backend as {backend} and take e's options (several
 // instances behind a balancer, as scaleOutSites makes), its first site
 // the one clients ask; readahead says whether its gateways read ahead.
-func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile string, readahead bool, opts ...harness.Options) (*churnedWalks, *harness.Caddy) {
+func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile string, readahead bool, opts ...gatewaytest.Options) (*churnedWalks, *gatewaytest.Caddy) {
 	b := reference.New(reference.Config{Seed: 29, Records: records, MaxPerPage: e.limit, Envelope: e.envelope,
 		Paging: e.paging, ChurnPerSecond: float64(records) / 60})
 	srv := httptest.NewServer(b)
@@ -97,7 +97,7 @@ func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile s
 		srv.Close()
 		b.Close()
 	})
-	c := harness.Start(t, caddyfile, srv.URL, opts...)
+	c := gatewaytest.Start(t, caddyfile, srv.URL, opts...)
 	return &churnedWalks{t: t, e: e, readahead: readahead, b: b, url: c.URL,
 		r: rand.New(rand.NewPCG(29, uint64(records))), list: "calls"}, c
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/testdeps"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/testdeps"
 )
 
 // TestRun runs the bench briefly, so that it cannot rot: every phase must
@@ -103,12 +103,12 @@ func TestWindowsAreTheGateways(t *testing.T) {
 	// read-ahead, which reads a walk in fewer, larger windows.
 	site := strings.Replace(caddyfiles[Gateway], "helpdesk_gateway\n", "helpdesk_gateway {\n\t\treadahead_ttl 0\n\t}\n", 1)
 	require.NotEqual(t, caddyfiles[Gateway], site)
-	c := harness.Start(t, site, srv.URL)
+	c := gatewaytest.Start(t, site, srv.URL)
 	defer c.Stop(t)
 	for _, perPage := range []int{10, 37, 100} {
 		t.Run(strconv.Itoa(perPage), func(t *testing.T) {
 			queries = nil
-			d := &driver{base: c.URL + "/calls", cursor: true, perPage: perPage, records: records, client: harness.Client}
+			d := &driver{base: c.URL + "/calls", cursor: true, perPage: perPage, records: records, client: gatewaytest.Client}
 			pages := (records + perPage - 1) / perPage
 			var body bytes.Buffer
 			next := ""
@@ -134,7 +134,7 @@ func TestWindowsAreTheGateways(t *testing.T) {
 // gateway serves, byte for byte, the pages a _page walk in id order gets
 // through the plain proxy.
 func TestSamePages(t *testing.T) {
-	_, srv := harness.Backend(t, reference.Config{Seed: 1, Records: 250})
+	_, srv := gatewaytest.Backend(t, reference.Config{Seed: 1, Records: 250})
 	proxy := walkBodies(t, Proxy, srv.URL)
 	gateway := walkBodies(t, Gateway, srv.URL)
 	require.Len(t, proxy, 3)
@@ -143,9 +143,9 @@ func TestSamePages(t *testing.T) {
 
 // walkBodies walks the 250 records by 100 as the bench's clients do.
 func walkBodies(t *testing.T, target Target, backendURL string) []string {
-	c := harness.Start(t, caddyfiles[target], backendURL)
+	c := gatewaytest.Start(t, caddyfiles[target], backendURL)
 	defer c.Stop(t)
-	d := &driver{base: c.URL + "/calls", cursor: target == Gateway, perPage: 100, records: 250, client: harness.Client}
+	d := &driver{base: c.URL + "/calls", cursor: target == Gateway, perPage: 100, records: 250, client: gatewaytest.Client}
 	var pages []string
 	var body bytes.Buffer
 	next := ""
@@ -169,8 +169,8 @@ func walkBodies(t *testing.T, target Target, backendURL string) []string {
 // TestFaultsAreCounted checks that an answer other than 200 counts as a
 // fault, not as a request served.
 func TestFaultsAreCounted(t *testing.T) {
-	c := harness.Start(t, "http://:0 {\n\trespond `{\"message\":\"down\"}` 502\n}\n", "")
-	d := &driver{base: c.URL + "/calls", perPage: 10, records: 100, client: harness.Client}
+	c := gatewaytest.Start(t, "http://:0 {\n\trespond `{\"message\":\"down\"}` 502\n}\n", "")
+	d := &driver{base: c.URL + "/calls", perPage: 10, records: 100, client: gatewaytest.Client}
 	l := d.run(t.Context(), 2, 100*time.Millisecond)
 	assert.Zero(t, l.requests)
 	assert.Positive(t, l.errors)
@@ -355,15 +355,15 @@ func TestRunOneCaller(t *testing.T) {
 // TestListIDs reads a list's ids in order, across the backend's pages,
 // and refuses a list of another length.
 func TestListIDs(t *testing.T) {
-	b, srv := harness.Backend(t, reference.Config{Seed: 1, Records: 2100})
-	ids, err := listIDs(t.Context(), harness.Client, srv.URL+"/calls", 2100)
+	b, srv := gatewaytest.Backend(t, reference.Config{Seed: 1, Records: 2100})
+	ids, err := listIDs(t.Context(), gatewaytest.Client, srv.URL+"/calls", 2100)
 	require.NoError(t, err)
 	want := make([]string, 0, 2100)
 	for _, id := range b.IDs("calls") {
 		want = append(want, strconv.FormatInt(id, 10))
 	}
 	assert.Equal(t, want, ids)
-	_, err = listIDs(t.Context(), harness.Client, srv.URL+"/calls", 2000)
+	_, err = listIDs(t.Context(), gatewaytest.Client, srv.URL+"/calls", 2000)
 	assert.ErrorContains(t, err, "2100 records, not 2000")
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/testdeps"
+	"github.com/helpdesk-gateway/gateway/testdeps"
 )
 
 // xcaddyCommand is the xcaddy the test runs: a pinned release that `go

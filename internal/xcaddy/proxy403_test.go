@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/testdeps"
+	"github.com/helpdesk-gateway/gateway/testdeps"
 )
 
 // proxyLine is the docs' xcaddy command behind a module proxy that
