@@ -328,9 +328,7 @@ http://%s {
 // not yet asked shows the configured one. Issue 30 point 3.
 func TestAdminEndpointsShowLearnedLimit(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 12, Records: 600, ListMaxPerPage: map[string]int{"calls": 100}})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "cursor_endpoints /calls /phone_numbers"), srv.URL, gatewaytest.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "cursor_endpoints /calls /phone_numbers"), b, gatewaytest.Options{Admin: true})
 	report := func() adminReport {
 		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)

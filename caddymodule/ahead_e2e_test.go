@@ -30,9 +30,7 @@ func TestReadAheadOfTheWalkerThroughCaddy(t *testing.T) {
 	for _, perPage := range []int{10, 100} {
 		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 7, Records: 6000})
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b)
 			caddymodule.TrustWalks()
 			want := b.IDs("calls")
 			key := []string{"X-Api-Key", "ahead-" + strconv.Itoa(perPage)}

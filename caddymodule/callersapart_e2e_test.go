@@ -2,7 +2,6 @@ package caddymodule_test
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
@@ -32,9 +31,7 @@ import (
 func TestReadAheadCallersApart(t *testing.T) {
 	const perPage = 10
 	b := reference.New(reference.Config{Seed: 44, Records: 6000})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL, gatewaytest.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b, gatewaytest.Options{Admin: true})
 	ids := b.IDs("calls")
 	calls := func() int64 { caddymodule.SettleReadsAhead(); return b.Requests("calls") }
 

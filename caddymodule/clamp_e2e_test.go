@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,9 +43,7 @@ var quirkyLimits = map[string]int{"calls": 100, "tickets/history": 137, "grid/re
 // and exact; the gauge shows the limits learned once callers agree.
 func TestClampingBackendServesEveryRecord(t *testing.T) {
 	b := reference.New(quirkyBackend(11, 1200))
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, gatewaytest.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), b, gatewaytest.Options{Admin: true})
 
 	var wg sync.WaitGroup
 	for list, limit := range quirkyLimits {
@@ -127,9 +124,7 @@ func TestClampingBackendUnderChurn(t *testing.T) {
 		initial[l] = b.IDs(l)
 		m.deleted[l] = map[int64]bool{}
 	}
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), m)
 
 	type walk struct {
 		list, name string

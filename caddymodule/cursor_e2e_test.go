@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,9 +31,7 @@ func startGateway(t *testing.T, backendCfg reference.Config, options string) (*g
 	t.Helper()
 	b := reference.New(backendCfg)
 	rec := &recorder{next: b}
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, options), rec)
 	return c, b, rec
 }
 
@@ -192,9 +189,7 @@ func lexicalBackend(n int) http.Handler {
 }
 
 func TestCursorLexicalIDsAndOneSetOfHeaders(t *testing.T) {
-	srv := httptest.NewServer(lexicalBackend(400))
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "id_order lexical\n\t\tbackend_max_per_page 25"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "id_order lexical\n\t\tbackend_max_per_page 25"), lexicalBackend(400))
 
 	ids, _ := walkCursor(t, c.URL, "/calls", 60, "")
 	require.Len(t, ids, 400)

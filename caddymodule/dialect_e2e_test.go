@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -62,9 +61,7 @@ func TestDialectsServeEveryRecord(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 17, Records: 1100, MaxPerPage: dialectLimit, Envelope: d.envelope, Paging: d.paging})
 			rec := &recorder{next: b}
-			srv := httptest.NewServer(rec)
-			t.Cleanup(srv.Close)
-			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL, gatewaytest.Options{Admin: true})
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, d.options), rec, gatewaytest.Options{Admin: true})
 			all := strIDs(b.IDs("calls"))
 			pageIDs := func(a answer) []string {
 				if d.envelope != "" {
@@ -168,21 +165,41 @@ func (m windowMischief) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.next.ServeHTTP(w, r)
 }
 
-// TestDialectsUnderChurn: while records are inserted and deleted where
-// each backend call looks, concurrent walks in every dialect serve no
-// record twice and skip none that existed throughout.
-func TestDialectsUnderChurn(t *testing.T) {
+// TestPagingUnderChurn: while records are inserted and deleted right
+// where each backend call looks (at the records above the cursor, for a
+// keyset call), concurrent walks against a backend speaking each paging
+// dialect, and each keyset form, serve no record twice and skip none that
+// existed throughout, read-ahead on (the default), so keyset windows are
+// read ahead and kept too. (Merged from TestDialectsUnderChurn and
+// TestKeysetStylesUnderChurn: one property, a table over the backends,
+// each with its seeds as before.)
+func TestPagingUnderChurn(t *testing.T) {
+	type backend struct {
+		name, options, envelope string
+		config                  reference.Config
+		mischiefSeed            uint64
+	}
+	var backends []backend
 	for _, d := range pagingDialects {
-		t.Run(d.name, func(t *testing.T) {
-			b := reference.New(reference.Config{Seed: 18, Records: 1200, MaxPerPage: dialectLimit, Envelope: d.envelope, Paging: d.paging})
-			m := windowMischief{&mischief{b: b, next: b, r: rand.New(rand.NewPCG(3, 3)), deleted: map[string]map[int64]bool{"calls": {}}}}
+		backends = append(backends, backend{name: "dialect/" + d.name, options: d.options, envelope: d.envelope,
+			config:       reference.Config{Seed: 18, Records: 1200, MaxPerPage: dialectLimit, Envelope: d.envelope, Paging: d.paging},
+			mischiefSeed: 3})
+	}
+	for _, s := range keysetStyles {
+		backends = append(backends, backend{name: "keyset/" + s.name, options: s.options, envelope: s.envelope,
+			config: reference.Config{Seed: 24, Records: 1200, MaxPerPage: dialectLimit, Envelope: s.envelope,
+				Paging: s.paging, KeysetInclusive: s.inclusive},
+			mischiefSeed: 5})
+	}
+	for _, k := range backends {
+		t.Run(k.name, func(t *testing.T) {
+			b := reference.New(k.config)
+			m := windowMischief{&mischief{b: b, next: b, r: rand.New(rand.NewPCG(k.mischiefSeed, k.mischiefSeed)), deleted: map[string]map[int64]bool{"calls": {}}}}
 			initial := b.IDs("calls")
-			srv := httptest.NewServer(m)
-			t.Cleanup(srv.Close)
-			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, d.options), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, k.options), m)
 			pageIDs := func(a answer) []string {
-				if d.envelope != "" {
-					return a.ids(t, d.envelope)
+				if k.envelope != "" {
+					return a.ids(t, k.envelope)
 				}
 				return a.ids(t)
 			}
@@ -271,11 +288,12 @@ func TestOffsetDialectCost(t *testing.T) {
 	const records, perPage = 2000, 10
 	cost := func(d pagingDialect, options string) (calls, fetched float64) {
 		b := reference.New(reference.Config{Seed: 19, Records: records, Paging: d.paging})
-		srv := httptest.NewServer(b)
-		t.Cleanup(srv.Close)
-		c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), srv.URL)
+		c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, d.options+"\n"+options), b)
 		defer c.Stop(t) // one Caddy at a time: the next dialect's starts after
-		ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
+		// Settled: on a loaded machine a page that outruns the read ahead
+		// of it reads for itself, by design, and fetches records twice
+		// (1.49 a record served, where 1.06 is the windows' cost).
+		ids, pages := walkCursorSettled(t, c.URL, "/calls", perPage, "")
 		require.Equal(t, strIDs(b.IDs("calls")), ids)
 		return float64(b.Requests("calls")) / float64(pages), float64(b.Served("calls")) / records
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,9 +135,7 @@ func TestReferenceEnvelopeMembersDropped(t *testing.T) {
 
 func startEnvelope(t *testing.T, e envelopeBackend, options string) *gatewaytest.Caddy {
 	t.Helper()
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	return gatewaytest.Start(t, "http://:0 {\n\thelpdesk_gateway {\n\t\tbackend_max_per_page 25\n\t\t"+options+"\n\t}\n\treverse_proxy {backend}\n}\n", srv.URL)
+	return gatewaytest.StartBehind(t, "http://:0 {\n\thelpdesk_gateway {\n\t\tbackend_max_per_page 25\n\t\t"+options+"\n\t}\n\treverse_proxy {backend}\n}\n", e)
 }
 
 // records is the records array of records [from, to) as the backend

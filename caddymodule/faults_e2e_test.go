@@ -408,9 +408,7 @@ func TestBadAnswerDoesNotPoisonTheIndex(t *testing.T) {
 func TestClientGoneIsNotTheBackendsFault(t *testing.T) {
 	b := numericList(400)
 	f := &faulty{next: b}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), srv.URL, gatewaytest.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), f, gatewaytest.Options{Admin: true})
 	outcomes := func() map[string]float64 {
 		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		require.NoError(t, err)

@@ -34,9 +34,7 @@ func TestKeysetPagesShowNoShrinkingCount(t *testing.T) {
 	for _, ttl := range []string{"0", "10s"} {
 		t.Run("readahead_ttl="+ttl, func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 31, Records: 400, MaxPerPage: dialectLimit, Envelope: s.envelope, Paging: s.paging})
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl "+ttl), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl "+ttl), b)
 			all := strIDs(b.IDs("calls"))
 			var counted, without int
 			pageIDs := func(a answer) []string {

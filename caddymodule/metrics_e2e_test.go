@@ -106,9 +106,7 @@ func metricValue(text, metric string) (float64, bool) {
 // relocation count from a running Caddy.
 func TestRelocationMetricAtTheAdminEndpoint(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 1, Records: 300})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, gatewaytest.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), b, gatewaytest.Options{Admin: true})
 	const metric = `helpdesk_gateway_position_index_total{endpoint="/calls",event="relocation"}`
 	read := func() float64 {
 		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")

@@ -58,9 +58,7 @@ func gapAfter(t *testing.T, ids []int64, i int) int64 {
 // every record that existed for the whole walk appears.
 func TestReadaheadUnderChurn(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 23, Records: 1500, RecordDeletions: true})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), b)
 	caddymodule.TrustWalks() // as a lone instance after its first walk
 
 	type result struct {
@@ -237,9 +235,7 @@ func TestReadaheadFreshness(t *testing.T) {
 func TestReadaheadCacheControl(t *testing.T) {
 	const perPage = 10
 	b := reference.New(reference.Config{Seed: 31, Records: 600})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b)
 	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
@@ -364,9 +360,7 @@ func TestReadaheadAtTheBackendLimit(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("perPage=%d", tc.perPage), func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 31, Records: records, MaxPerPage: limit})
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), b)
 			caddymodule.TrustWalks()
 			ids, pages := walkCursorSettled(t, c.URL, "/calls", tc.perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)

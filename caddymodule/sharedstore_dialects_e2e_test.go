@@ -78,7 +78,7 @@ var storeWalkPlans = []struct {
 // backend's own Config. With churn the mischief returned changes the
 // list where each backend call looks (the test churns it anywhere, a few
 // records a page), as
-// in TestDialectsUnderChurn; without it the list changes between walks
+// in TestPagingUnderChurn; without it the list changes between walks
 // only (churnedWalks.start).
 func sharedStoreWalksOf(t *testing.T, k storeBackend, records int, churn bool, store *redistest.Server) (*churnedWalks, *mischief) {
 	cfg := reference.Config{Seed: 33, Records: records, MaxPerPage: k.e.limit, Envelope: k.e.envelope, Paging: k.e.paging}

@@ -125,7 +125,7 @@ func TestSharedStoreShowsWhoShares(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := redistest.Start(t)
 			c, logs := startLogged(t, scaleOutKeys(t, store, tc.keys), srv.URL, "WARN")
-			ids, _ := walkCursorAs(t, c.URL, "/calls", 25, "client-1")
+			ids, _ := walkSharedPages(t, c.URL, "/calls", 25, "client-1", "")
 			require.Equal(t, strIDs(backend.IDs("calls")), ids, "the walk is exact either way")
 
 			// Every instance heard from the two others through the store.
@@ -235,7 +235,7 @@ func TestSharedStoreCheckedAtLoad(t *testing.T) {
 			assert.Contains(t, found["msg"], "readahead_store")
 			assert.Contains(t, fmt.Sprint(found["error"]), tc.want)
 			assert.NotContains(t, fmt.Sprint(found), "wrong-password", "no credential logged")
-			ids, _ := walkCursorAs(t, c.URL, "/calls", 25, "client-1")
+			ids, _ := walkSharedPages(t, c.URL, "/calls", 25, "client-1", "")
 			assert.Equal(t, strIDs(backend.IDs("calls")), ids, "the config serves without the store")
 		})
 	}

@@ -81,7 +81,7 @@ func callsPerPage(w *walk) float64 { return float64(w.calls) / float64(w.pages) 
 // control, each page lands on an instance that did not serve the one
 // before and costs about one call. The targets (0.05 at _perPage
 // 10, 0.25 at 100) are for 20,000 records, where a walk's first windows
-// weigh less: TestSharedStoreWholeWalk holds them; here a bound with room
+// weigh less: TestScaleOutWholeWalk holds them; here a bound with room
 // for a loaded machine, whose store calls may miss their deadline.
 func TestSharedStoreChurnedWalks(t *testing.T) {
 	for _, tc := range []struct {

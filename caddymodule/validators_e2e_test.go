@@ -164,9 +164,7 @@ func (tb trailerBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // them as trailers.
 func TestBackendTrailersAreNotPageHeaders(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 28, Records: 200})
-	srv := httptest.NewServer(trailerBackend{b})
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), trailerBackend{b})
 	all := strIDs(b.IDs("calls"))
 
 	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {
@@ -225,9 +223,7 @@ func (d digestBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // carry none; answers the gateway does not compose keep them.
 func TestBackendDigestsAreNotPageHeaders(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 29, Records: 200})
-	srv := httptest.NewServer(digestBackend{b})
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), digestBackend{b})
 	all := strIDs(b.IDs("calls"))
 	digests := []string{"Content-Digest", "Repr-Digest", "Digest", "Content-Md5"}
 	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {

@@ -73,9 +73,7 @@ func TestVerifyCommandUnderChurn(t *testing.T) {
 	for _, id := range b.IDs("calls") {
 		ch.used[id] = true
 	}
-	srv := httptest.NewServer(ch)
-	t.Cleanup(srv.Close)
-	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "max_per_page 100"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "max_per_page 100"), ch)
 
 	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "20")
 	require.NoError(t, err, stdout+stderr)

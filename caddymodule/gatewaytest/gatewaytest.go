@@ -87,6 +87,18 @@ func Start(t testing.TB, caddyfile, backendURL string, opts ...Options) *Caddy {
 	return c
 }
 
+// StartBehind is Start in front of backend, a stand-in for the help desk
+// that the harness serves on 127.0.0.1 at a port the system picks, for
+// the test's length: {backend} in caddyfile is its address. Caddy stops
+// before the backend closes, so no request of the test's end finds it
+// gone. It is the one way e2e tests put Caddy in front of a stand-in.
+func StartBehind(t testing.TB, caddyfile string, backend http.Handler, opts ...Options) *Caddy {
+	t.Helper()
+	srv := httptest.NewServer(backend)
+	t.Cleanup(srv.Close) // after Start's own cleanup: cleanups run last first
+	return Start(t, caddyfile, srv.URL, opts...)
+}
+
 // Run is Start for programs, such as the load bench, that have no test:
 // it returns an error instead of failing one, and the caller must Close
 // the Caddy it returns.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,17 +17,15 @@ import (
 )
 
 // TestStartInFrontOfAnyServer runs Caddy with the gateway in front of a
-// plain httptest server, checks it serves on a loopback port of its own,
-// and that Stop frees the port.
+// plain handler (StartBehind), checks it serves on a loopback port of its
+// own, and that Stop frees the port.
 func TestStartInFrontOfAnyServer(t *testing.T) {
 	var seen atomic.Value // the last request URI the backend got
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := StartBehind(t, "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen.Store(r.URL.RequestURI())
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `[{"id":1},{"id":2}]`)
 	}))
-	t.Cleanup(backend.Close)
-	c := Start(t, "http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", backend.URL)
 
 	host, _, err := net.SplitHostPort(strings.TrimPrefix(c.URL, "http://"))
 	require.NoError(t, err)
