@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
+
+	"github.com/helpdesk-gateway/gateway/caller"
 )
 
 // maxLearnedLists bounds the lists whose learned page limit an endpoint
@@ -29,7 +31,7 @@ type learnedLimits struct {
 
 // learnedLimit is one list's limit, and the caller that list is read by.
 type learnedLimit struct {
-	caller string // callerOf the list identity
+	caller string // caller.Of the list identity
 	params uint64 // a hash of the list's path and client parameters
 	bare   bool   // the list has no client parameters
 	limit  int
@@ -56,8 +58,8 @@ func (l *learnedLimits) add(list string, limit int, fixed bool) (counts []limitC
 	k := maphash.String(l.seed, list)
 	if _, known := l.lists[k]; known || len(l.lists) < maxLearnedLists {
 		// A copy: the identity holds the client's query, kept no longer.
-		query := paramsOf(list)
-		l.lists[k] = learnedLimit{caller: strings.Clone(callerOf(list)), limit: limit, fixed: fixed,
+		query := caller.Params(list)
+		l.lists[k] = learnedLimit{caller: strings.Clone(caller.Of(list)), limit: limit, fixed: fixed,
 			params: maphash.String(l.seed, query), bare: strings.HasSuffix(query, "?")}
 	} else {
 		l.overflow = true

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/helpdesk-gateway/gateway/caller"
 )
 
 // Validate checks the configuration; each error names the option at fault.
@@ -90,7 +92,7 @@ func (o *option) validate(g *Gateway) error {
 			}
 		}
 	case placeholders:
-		if err := checkCallerKey(list); err != nil {
+		if err := caller.CheckKeys(list); err != nil {
 			return err
 		}
 	}

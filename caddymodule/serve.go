@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/caller"
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
@@ -121,7 +122,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
+	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: caller.WantsFresh(r.Header)}
 	if q.cursor != "" {
 		req.After, err = cursor.Decode(q.cursor)
 		if err == nil {

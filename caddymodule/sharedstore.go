@@ -21,6 +21,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/frame"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 )
@@ -306,7 +307,7 @@ func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
 	out = append(out, windowEncoding)
 	out = binary.AppendUvarint(out, uint64(len(names)))
 	for _, k := range names {
-		out = appendValues(appendField(out, k), header[k])
+		out = frame.AppendValues(frame.AppendField(out, k), header[k])
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(at))
 	return append(out, env...), true
