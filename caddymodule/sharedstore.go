@@ -63,19 +63,13 @@ func checkStoreURL(raw string) (redisstore.Address, error) {
 	return a, fmt.Errorf("readahead_store %q: %v; %s", redisstore.Redact(raw), err, redisstore.Want)
 }
 
-// maxStoreTimeout bounds readahead_store_timeout: a store call waits at
-// most this long before its page goes to the backend, and a store that
-// slow saves nothing.
-const maxStoreTimeout = 10 * time.Second
-
-// checkStoreOptions makes the checks of the store's options that need no
-// placeholder replaced (Validate): the others are storeSettings'.
+// checkStoreOptions makes the checks of the store's options together
+// that need no placeholder replaced (Validate, after each option's row:
+// the row bounds readahead_store_timeout); the others are
+// storeSettings'.
 func (g *Gateway) checkStoreOptions() error {
-	switch timeout := time.Duration(g.ReadaheadStoreTimeout); {
-	case timeout < 0:
+	if timeout := time.Duration(g.ReadaheadStoreTimeout); timeout < 0 {
 		return fmt.Errorf("readahead_store_timeout: %v is negative; leave it out for %v", timeout, redisstore.DefaultTimeout)
-	case timeout > maxStoreTimeout:
-		return fmt.Errorf("readahead_store_timeout: %v is above %v; a store call slower than a backend call saves nothing (the default is %v)", timeout, maxStoreTimeout, redisstore.DefaultTimeout)
 	}
 	if g.ReadaheadStore == "" {
 		if g.ReadaheadStoreKey != "" {
