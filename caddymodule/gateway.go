@@ -21,6 +21,7 @@ import (
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -166,7 +167,7 @@ type Gateway struct {
 	sortParams  url.Values      // backend_sort, parsed
 	dialect     legacy.Dialect  // the backend's paging names
 	backendOnly []string        // the dialect's names that are not the clients' as well
-	shadowNames []string        // the names parameters must not pass for; see shadowError
+	shadowNames []string        // the names parameters must not pass for; see pagequery.ShadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	dropMembers legacy.Members  // DropEnvelopeMembers
 	dropKeyset  legacy.Members  // and, for keyset calls' answers, keysetCountMembers
@@ -236,8 +237,8 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	g.order, _ = cursor.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
 	g.dialect = g.backendDialect()
-	g.backendOnly = backendOnlyParams(g.dialect)
-	g.shadowNames = shadowNames(g.sortParams, g.dialect)
+	g.backendOnly = pagequery.BackendOnly(g.dialect)
+	g.shadowNames = pagequery.ShadowNames(g.sortParams, g.dialect)
 	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
 	for _, name := range g.DropBackendHeaders {
 		g.dropHeaders[http.CanonicalHeaderKey(name)] = true

@@ -3,10 +3,11 @@ package caddymodule
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/helpdesk-gateway/gateway/pagequery"
 )
 
 // pageHeaders sets the headers of a page the gateway composed (a cursor or
@@ -21,7 +22,7 @@ import (
 // join the site's as reverse_proxy's would (addBackendHeaders). Then
 // next_page_cursor when more records exist (and, opted in, a Link to the
 // next page), listed for browsers in Access-Control-Expose-Headers.
-func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Header, q pageQuery, cursor string) {
+func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Header, q pagequery.Query, cursor string) {
 	addBackendHeaders(h, backend, g.dropHeaders)
 	for _, k := range answerHeaders {
 		h.Del(k) // the page's own, whoever set them
@@ -30,7 +31,7 @@ func (g *Gateway) pageHeaders(h http.Header, r *http.Request, backend http.Heade
 		// Spelled as the spec spells it; header names are case-insensitive.
 		h[nextPageCursor] = []string{cursor}
 		if g.LinkHeader {
-			h.Add("Link", nextLink(r, q, cursor))
+			h.Add("Link", pagequery.NextLink(requestedURL(r), q, cursor))
 		}
 	}
 	exposeToBrowsers(h, r, g.exposed)
@@ -130,65 +131,13 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// nextLink is the RFC 8288 link to the next page: the path the client
-// asked for (before any rewrite in Caddy), the client's other parameters
-// in their order, then _perPage and _cursor. The reference is relative (no
-// scheme or host: behind proxies the gateway cannot know the client's),
-// so a client resolves it against the URL it requested.
-func nextLink(r *http.Request, q pageQuery, cursor string) string {
-	u := r.URL
+// requestedURL is the URL the client asked for, before any rewrite in
+// Caddy: the one the next page's Link names.
+func requestedURL(r *http.Request) *url.URL {
 	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil {
-		u = orig.URL
+		return orig.URL
 	}
-	b := make([]byte, 0, 64+len(u.Path)+len(q.forward)+len(cursor))
-	b = append(b, '<')
-	b = append(b, u.EscapedPath()...)
-	b = append(b, '?')
-	if q.forward != "" {
-		b = appendQueryEscaped(b, q.forward)
-		b = append(b, '&')
-	}
-	b = append(b, "_perPage="...)
-	b = strconv.AppendInt(b, int64(q.perPage), 10)
-	b = append(b, "&_cursor="...)
-	b = append(b, url.QueryEscape(cursor)...)
-	b = append(b, `>; rel="next"`...)
-	return string(b)
-}
-
-// appendQueryEscaped appends the client's query s as it came, but for the
-// bytes a URI query cannot hold (a server may accept '<', '>', '"' or a
-// stray '%' in a request line; in a Link they would end the reference or
-// change its meaning), which are percent-encoded. The parameters keep
-// their meaning: a valid %XX stays as it is.
-func appendQueryEscaped(b []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			b = append(b, c)
-		case c != '%' && queryByte(c):
-			b = append(b, c)
-		default:
-			b = append(b, '%', hex[c>>4], hex[c&15])
-		}
-	}
-	return b
-}
-
-// queryByte reports a byte RFC 3986 allows as it is in a query: unreserved,
-// sub-delims, ':', '@', '/' and '?'.
-func queryByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+	return r.URL
 }
 
 // validHeaderName reports whether name is an HTTP field name (RFC 9110

@@ -16,6 +16,7 @@ import (
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -70,7 +71,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	if len(r.URL.RawQuery) > g.MaxQueryLength {
 		return reject("query", fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
 	}
-	if err := checkQueryEncoding(r.URL.RawQuery); err != nil {
+	if err := pagequery.CheckEncoding(r.URL.RawQuery); err != nil {
 		return reject("query", err.Error())
 	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
@@ -78,7 +79,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 		return reject("query", "the query is not valid: "+err.Error())
 	}
 	for key := range values {
-		if err := shadowError(key, key, filterParams); err != nil {
+		if err := pagequery.ShadowError(key, key, filterParams); err != nil {
 			return reject("query", err.Error())
 		}
 	}
@@ -122,9 +123,9 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: caller.WantsFresh(r.Header)}
-	if q.cursor != "" {
-		req.After, err = cursor.Decode(q.cursor)
+	req = translate.Request{List: g.listIdentity(r, q.Forward), Size: q.PerPage, Fresh: caller.WantsFresh(r.Header)}
+	if q.Cursor != "" {
+		req.After, err = cursor.Decode(q.Cursor)
 		if err == nil {
 			if bad := g.order.Check(req.After); bad != nil {
 				err = &cursor.Error{Reason: bad.Error()}
@@ -135,11 +136,11 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			writeError(w, http.StatusBadRequest, err.Error())
 			return nil
 		}
-	} else if q.page > 0 {
-		req.Offset = (q.page - 1) * q.perPage
+	} else if q.Page > 0 {
+		req.Offset = (q.Page - 1) * q.PerPage
 	}
 
-	f = newFetcher(g, r, next, q.forward)
+	f = newFetcher(g, r, next, q.Forward)
 	f.ep = ep
 	defer f.release()
 	pg, err = ep.engine.Page(r.Context(), f, req)

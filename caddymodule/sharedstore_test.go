@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -273,7 +274,7 @@ func composePage(t *testing.T, g *Gateway, c composer, records [][]byte) ([]byte
 	t.Helper()
 	h := http.Header{"Server": {"Caddy"}, "Cache-Control": {"no-transform"}}
 	r := httptest.NewRequest(http.MethodGet, "/calls?status=open&_perPage=2", nil)
-	g.pageHeaders(h, r, c.backendHeader(), pageQuery{perPage: 2, forward: "status=open"}, "next-cursor")
+	g.pageHeaders(h, r, c.backendHeader(), pagequery.Query{PerPage: 2, Forward: "status=open"}, "next-cursor")
 	out, buf := c.page(records)
 	page := append([]byte(nil), out...)
 	if buf != nil {
