@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/helpdesk-gateway/gateway/caller"
+	"github.com/helpdesk-gateway/gateway/pageheader"
 )
 
 // Validate checks the configuration; each error names the option at fault.
@@ -87,7 +88,7 @@ func (o *option) validate(g *Gateway) error {
 		}
 	case headers:
 		for _, name := range list {
-			if !validHeaderName(name) {
+			if !pageheader.ValidName(name) {
 				return fmt.Errorf("%s: %q is not a header name", o.name, name)
 			}
 		}

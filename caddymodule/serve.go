@@ -16,6 +16,7 @@ import (
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/pageheader"
 	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
@@ -245,7 +246,7 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 	switch {
 	case errors.As(err, &se):
 		h := w.Header()
-		addBackendHeaders(h, se.answer.header, nil)
+		pageheader.AddBackend(h, se.answer.header, nil)
 		if len(se.answer.trailer) == 0 {
 			h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
 		} else {

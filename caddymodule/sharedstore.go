@@ -23,6 +23,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/frame"
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/pageheader"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 )
 
@@ -288,7 +289,7 @@ func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
 	names := room[:0]
 	size := 64 + len(env)
 	for k, v := range header {
-		if g.pageKeeps(k) {
+		if pageheader.Keeps(k, g.dropHeaders) {
 			names = append(names, k)
 			size += len(k) + 8
 			for _, s := range v {
@@ -305,19 +306,6 @@ func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(at))
 	return append(out, env...), true
-}
-
-// pageKeeps reports whether a page passes on the backend header k.
-func (g *Gateway) pageKeeps(k string) bool {
-	if strings.HasPrefix(k, http.TrailerPrefix) || g.dropHeaders[http.CanonicalHeaderKey(k)] {
-		return false
-	}
-	for _, h := range answerHeaders {
-		if strings.EqualFold(h, k) {
-			return false
-		}
-	}
-	return true
 }
 
 // sharedAnswer is a window's answer as the shared store gave it back:
@@ -370,7 +358,7 @@ func decodeWindow(data []byte) any {
 		if m > uint64(len(d.data)) {
 			return nil
 		}
-		if !validHeaderName(k) {
+		if !pageheader.ValidName(k) {
 			return nil // not a header a backend sent
 		}
 		from := len(values)
