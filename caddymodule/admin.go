@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/helpdesk-gateway/gateway/estimate"
+	"github.com/helpdesk-gateway/gateway/learnedlimit"
 	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
 	"github.com/helpdesk-gateway/gateway/translate"
@@ -89,13 +90,13 @@ func (c *pageCounters) add(pg *translate.Page) {
 }
 
 // backendLimit is the endpoint's backend page-size limit: the one its
-// callers agree on (learned.go), else backend_max_per_page; learned says
+// callers agree on (learnedlimit), else backend_max_per_page; learned says
 // which. A limit only some lists learned is theirs, not the endpoint's:
 // counts shows every learned limit with its lists and callers.
-func (ep *endpoint) backendLimit(configured int) (limit int, learned bool, counts []limitCount) {
-	counts, agreed, ok := ep.learned.summary()
+func (ep *endpoint) backendLimit(configured int) (limit int, learned bool, counts []learnedlimit.Count) {
+	counts, agreed, ok := ep.learned.Summary()
 	if ok {
-		return agreed.limit, true, counts
+		return agreed.Limit, true, counts
 	}
 	return configured, false, counts
 }
@@ -170,9 +171,9 @@ type (
 		BackendPageLimitSource string `json:"backend_page_limit_source,omitempty"`
 		// LearnedPageLimits are the limits lists learned, each with how
 		// many lists and callers learned it; absent until one did.
-		LearnedPageLimits []limitCount `json:"learned_page_limits,omitempty"`
-		Index             *indexReport `json:"index,omitempty"`
-		Pages             *pagesReport `json:"pages,omitempty"`
+		LearnedPageLimits []learnedlimit.Count `json:"learned_page_limits,omitempty"`
+		Index             *indexReport         `json:"index,omitempty"`
+		Pages             *pagesReport         `json:"pages,omitempty"`
 		// OffsetCost is what walks of the endpoint's longest known list
 		// cost a backend read by offset; absent with backend_keyset and
 		// until a list's extent is known.

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/learnedlimit"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/pagequery"
@@ -194,8 +195,8 @@ type endpoint struct {
 	counts pageCounters // cursor endpoints only; see the admin endpoint
 	warned atomic.Bool  // the first page-limit warning was logged
 	// learned: the page limits its lists learned; agreed: the last limit
-	// the callers agreed on, as logged (learned.go).
-	learned learnedLimits
+	// the callers agreed on, as logged (learnedlimit).
+	learned learnedlimit.Limits
 	agreed  atomic.Int64
 	// keysetWarned: the warning that the backend misreads backend_keyset
 	// was logged.
