@@ -18,6 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/adminreport"
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/learnedlimit"
 	"github.com/helpdesk-gateway/gateway/legacy"
@@ -192,8 +193,8 @@ type endpoint struct {
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
-	counts pageCounters // cursor endpoints only; see the admin endpoint
-	warned atomic.Bool  // the first page-limit warning was logged
+	counts adminreport.Counters // cursor endpoints only; see the admin endpoint
+	warned atomic.Bool          // the first page-limit warning was logged
 	// learned: the page limits its lists learned; agreed: the last limit
 	// the callers agreed on, as logged (learnedlimit).
 	learned learnedlimit.Limits

@@ -153,7 +153,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	outcome = outcomeOK
 	ep.m.ok.Inc()
-	ep.counts.add(pg)
+	ep.counts.Add(pg)
 	if req.After != "" && pg.Stored == nil && !pg.Keyset { // the index was asked
 		if pg.IndexHit {
 			ep.m.hit.Inc()
