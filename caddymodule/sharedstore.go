@@ -210,7 +210,7 @@ func (g *Gateway) openStore(s storeSettings) error {
 		// Its errors name the option already, and never the password.
 		return fmt.Errorf("readahead_store %q: %s", a.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
 	}
-	g.store = &sharedStore{Store: store, instance: newInstanceID()}
+	g.store = &sharedStore{Store: store, instance: redisstore.NewInstanceID()}
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
 		zap.String("store", host), zap.Stringer("kind", a.Kind), zap.String("master_name", a.Master),
 		zap.Bool("tls", a.TLS), zap.Duration("timeout", timeout))
