@@ -3,9 +3,6 @@ package caddymodule
 import (
 	"net"
 	"net/http"
-	"net/netip"
-	"slices"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -42,15 +39,7 @@ func (g *Gateway) passesForwarded(r *http.Request) bool {
 	if d.trustUnknown {
 		return r.Header["X-Forwarded-For"] != nil || r.Header["X-Forwarded-Proto"] != nil || r.Header["X-Forwarded-Host"] != nil
 	}
-	if len(d.trust) == 0 {
-		return false
-	}
-	host, _, _ := strings.Cut(caller.PeerHost(r), "%")
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(d.trust, func(p netip.Prefix) bool { return p.Contains(addr) })
+	return caller.PeerIn(r, d.trust)
 }
 
 // clientAddress returns the client address as Caddy resolved it for r,

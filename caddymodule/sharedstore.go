@@ -1,10 +1,10 @@
 package caddymodule
 
 // The shared read-ahead store (readahead_store): the gateway's side of
-// it. redisstore keeps the walks and windows; this file checks the
-// options, opens the store, reports its faults, and turns a window's
-// answer into bytes the store keeps and back into something a page is
-// composed from, on whichever instance serves the page.
+// it. redisstore keeps the walks and windows, and sharedwindow encodes
+// a window's answer for it; this file checks the options, opens the
+// store, reports its faults, and makes a decoded answer something a page
+// is composed from, on whichever instance serves the page.
 
 import (
 	"errors"

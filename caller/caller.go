@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -169,7 +170,7 @@ func appendFacts(b []byte, r *http.Request, f Facts) []byte {
 		// reverse_proxy appends the trusted proxy's own address (the
 		// connection's peer) to the chain it passes on.
 		b = append(b, 1)
-		b = frame.AppendField(b, PeerHost(r))
+		b = frame.AppendField(b, peerHost(r))
 		b = frame.AppendValues(b, r.Header["X-Forwarded-For"])
 		b = frame.AppendField(b, lastValue(r.Header, "X-Forwarded-Proto"))
 		b = frame.AppendField(b, lastValue(r.Header, "X-Forwarded-Host"))
@@ -208,8 +209,23 @@ func appendFacts(b []byte, r *http.Request, f Facts) []byte {
 	return b
 }
 
-// PeerHost returns the host of the connection's peer address.
-func PeerHost(r *http.Request) string {
+// PeerIn reports whether r's peer, the connection's address and not a
+// header's, is in one of prefixes: as reverse_proxy checks its
+// trusted_proxies before it passes a client's X-Forwarded-* on.
+func PeerIn(r *http.Request, prefixes []netip.Prefix) bool {
+	if len(prefixes) == 0 {
+		return false
+	}
+	host, _, _ := strings.Cut(peerHost(r), "%")
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(addr) })
+}
+
+// peerHost returns the host of the connection's peer address.
+func peerHost(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +118,29 @@ func TestCheckKeys(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `caller_key: "tenant" holds no placeholder`)
 	assert.Error(t, CheckKeys([]string{"{open"}))
+}
+
+// TestPeerIn: the connection's peer, its zone aside, against trusted
+// prefixes; never a header's address.
+func TestPeerIn(t *testing.T) {
+	trust := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fe80::/10")}
+	for _, tc := range []struct {
+		peer   string
+		trust  []netip.Prefix
+		header string
+		want   bool
+	}{
+		{"10.0.0.7:4000", trust, "", true},
+		{"[fe80::1%eth0]:4000", trust, "", true},
+		{"192.0.2.1:4000", trust, "10.0.0.7", false},
+		{"10.0.0.7:4000", nil, "", false},
+		{"not an address", trust, "", false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/calls", nil)
+		r.RemoteAddr = tc.peer
+		if tc.header != "" {
+			r.Header.Set("X-Forwarded-For", tc.header)
+		}
+		assert.Equal(t, tc.want, PeerIn(r, tc.trust), tc.peer)
+	}
 }
