@@ -72,6 +72,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
+
+	"github.com/helpdesk-gateway/gateway/frame"
 )
 
 // deployment is a gateway's fingerprint, once known.
@@ -218,12 +220,12 @@ func (g *Gateway) fingerprint() *deployment {
 	d := &deployment{}
 	h := sha256.New()
 	var b []byte
-	b = appendField(b, "helpdesk_gateway deployment 1")
+	b = frame.AppendField(b, "helpdesk_gateway deployment 1")
 	opts, err := g.optionsJSON()
 	if err != nil {
 		d.unknown = append(d.unknown, "the gateway's own options: "+err.Error())
 	}
-	b = appendField(b, string(opts))
+	b = frame.AppendField(b, string(opts))
 	bd := &backendDesc{}
 	if g.deploy == nil || g.deploy.app == nil {
 		d.unknown = append(d.unknown, "the gateway runs outside a Caddy config's http app")
@@ -246,7 +248,7 @@ func (g *Gateway) fingerprint() *deployment {
 	}
 	d.trust = bd.trust
 	d.trustUnknown = d.trustUnknown || bd.opaque
-	b = appendField(b, string(bd.out))
+	b = frame.AppendField(b, string(bd.out))
 	h.Write(b)
 	h.Sum(d.sum[:0])
 	return d
@@ -342,8 +344,8 @@ func (bd *backendDesc) module(v any, depth int) {
 		bd.opaque = true
 	}
 	expanded := expandEnv(raw)
-	bd.out = appendField(bd.out, id)
-	bd.out = appendField(bd.out, expanded)
+	bd.out = frame.AppendField(bd.out, id)
+	bd.out = frame.AppendField(bd.out, expanded)
 	bd.placeholders(id, expanded)
 	if why, ok := readsOutside[id]; ok {
 		bd.unknown = append(bd.unknown, id+": "+why)
@@ -375,7 +377,7 @@ func (bd *backendDesc) hidden(v reflect.Value, depth int) {
 				continue
 			}
 			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "-" {
-				bd.out = appendField(bd.out, f.Name)
+				bd.out = frame.AppendField(bd.out, f.Name)
 				bd.modules(v.Field(i), depth+1)
 			} else {
 				bd.hidden(v.Field(i), depth+1)

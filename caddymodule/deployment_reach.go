@@ -22,6 +22,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/helpdesk-gateway/gateway/frame"
 )
 
 // reachHandlers are the handler modules whose config, hashed into the
@@ -118,7 +120,7 @@ func (bd *backendDesc) proxy(rp *reverseproxy.Handler) {
 // invoke describes the named route an invoke handler runs, once per
 // way down (a route that invokes itself is described once).
 func (bd *backendDesc) invoke(name string) {
-	bd.out = appendField(bd.out, "invoke:"+name)
+	bd.out = frame.AppendField(bd.out, "invoke:"+name)
 	var r *caddyhttp.Route
 	if bd.srv != nil {
 		r = bd.srv.NamedRoutes[name]

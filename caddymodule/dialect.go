@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"cmp"
-	"slices"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -39,19 +38,6 @@ func (g *Gateway) backendDialect() legacy.Dialect { return g.dialectOptions().Di
 // backend_sort and id_order; its errors are *legacy.OptionError, which
 // the Caddyfile parser reports at the option's line.
 func (g *Gateway) checkDialect() error { return g.dialectOptions().Check() }
-
-// backendOnlyParams are the names the dialect writes that clients do not
-// use themselves: with LiveAgent's names none, since a client's _page and
-// _perPage are the gateway's to read; with page/per_page both.
-func backendOnlyParams(d legacy.Dialect) []string {
-	var out []string
-	for _, name := range d.Params() {
-		if !slices.Contains(pagingParams, name) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
 
 // keysetMisread returns the engine's OnKeysetMisread for ep: an answer
 // showed that the backend ignored or misread backend_keyset for one list

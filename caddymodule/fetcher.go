@@ -287,8 +287,7 @@ func (f *fetcher) Detach() (translate.Fetcher, context.Context, func(error), boo
 		stop()
 		cancel()
 		if ep := d.ep; ep != nil { // the admin endpoint's cost of the pages counts it
-			ep.counts.calls.Add(int64(len(d.queries)))
-			ep.counts.fetched.Add(int64(d.fetched))
+			ep.counts.AddAhead(len(d.queries), d.fetched)
 		}
 		metrics.aheadCalls.Add(float64(len(d.queries)))
 		if err != nil {

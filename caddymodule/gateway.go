@@ -18,9 +18,12 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/adminreport"
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/learnedlimit"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -166,7 +169,7 @@ type Gateway struct {
 	sortParams  url.Values      // backend_sort, parsed
 	dialect     legacy.Dialect  // the backend's paging names
 	backendOnly []string        // the dialect's names that are not the clients' as well
-	shadowNames []string        // the names parameters must not pass for; see shadowError
+	shadowNames []string        // the names parameters must not pass for; see pagequery.ShadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	dropMembers legacy.Members  // DropEnvelopeMembers
 	dropKeyset  legacy.Members  // and, for keyset calls' answers, keysetCountMembers
@@ -190,11 +193,11 @@ type endpoint struct {
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
-	counts pageCounters // cursor endpoints only; see the admin endpoint
-	warned atomic.Bool  // the first page-limit warning was logged
+	counts adminreport.Counters // cursor endpoints only; see the admin endpoint
+	warned atomic.Bool          // the first page-limit warning was logged
 	// learned: the page limits its lists learned; agreed: the last limit
-	// the callers agreed on, as logged (learned.go).
-	learned learnedLimits
+	// the callers agreed on, as logged (learnedlimit).
+	learned learnedlimit.Limits
 	agreed  atomic.Int64
 	// keysetWarned: the warning that the backend misreads backend_keyset
 	// was logged.
@@ -236,8 +239,8 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	g.order, _ = cursor.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
 	g.dialect = g.backendDialect()
-	g.backendOnly = backendOnlyParams(g.dialect)
-	g.shadowNames = shadowNames(g.sortParams, g.dialect)
+	g.backendOnly = pagequery.BackendOnly(g.dialect)
+	g.shadowNames = pagequery.ShadowNames(g.sortParams, g.dialect)
 	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
 	for _, name := range g.DropBackendHeaders {
 		g.dropHeaders[http.CanonicalHeaderKey(name)] = true

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/helpdesk-gateway/gateway/caller"
+	"github.com/helpdesk-gateway/gateway/pageheader"
 )
 
 // Validate checks the configuration; each error names the option at fault.
@@ -85,12 +88,12 @@ func (o *option) validate(g *Gateway) error {
 		}
 	case headers:
 		for _, name := range list {
-			if !validHeaderName(name) {
+			if !pageheader.ValidName(name) {
 				return fmt.Errorf("%s: %q is not a header name", o.name, name)
 			}
 		}
 	case placeholders:
-		if err := checkCallerKey(list); err != nil {
+		if err := caller.CheckKeys(list); err != nil {
 			return err
 		}
 	}

@@ -331,3 +331,8 @@ func (g *Gateway) filterConfig() ticketfilter.FilterConfig {
 		PeriodCodes:  g.PeriodCodes,
 	}
 }
+
+// maxStoreTimeout bounds readahead_store_timeout: a store call waits at
+// most this long before its page goes to the backend, and a store that
+// slow saves nothing.
+const maxStoreTimeout = 10 * time.Second
