@@ -6,7 +6,7 @@ var causeAdvice = map[string]string{
 	CauseAuth:        "it refused the credentials; check the user and password in readahead_store (redis://user:password@host:port)",
 	CauseMasterName:  "the sentinels answered but know no master by the name in readahead_store (redis+sentinel://host:port/<master name>); use the name of their `sentinel monitor` line",
 	CauseReplica:     "the server is a replica, which cannot keep the walks; point readahead_store at the master, or at its sentinels",
-	CauseEviction:    "its maxmemory-policy can drop a walk's entry before it expires; set maxmemory-policy noeviction (operating.md, Shared store, Memory)",
+	CauseEviction:    "its maxmemory-policy can drop a walk's entry before it expires; set maxmemory-policy noeviction (docs/shared-store.md, Memory)",
 	CauseOther:       "it answered with an error",
 }
 
