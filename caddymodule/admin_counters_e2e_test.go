@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // TestAdminCountersRelate walks a short list through one instance, with
@@ -39,7 +39,7 @@ func TestAdminCountersRelate(t *testing.T) {
 			rec := &recorder{next: b}
 			srv := httptest.NewServer(http.StripPrefix(base, rec)) // the backend sees base_path too
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL, harness.Options{Admin: true})
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL, gatewaytest.Options{Admin: true})
 
 			ids, pages := walkCursor(t, c.URL, base+"/calls", 10, "")
 			require.Len(t, ids, 1000)
@@ -123,7 +123,7 @@ func relateReport(t *testing.T, admin, path string) (adminGateway, adminEndpoint
 
 func adminGet(t *testing.T, admin, path string) string {
 	t.Helper()
-	resp, err := harness.Client.Get("http://" + admin + path)
+	resp, err := gatewaytest.Client.Get("http://" + admin + path)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -133,7 +133,7 @@ func TestAdminEndpoints(t *testing.T) {
 	counter := &backendCounter{next: b}
 	srv := httptest.NewServer(counter)
 	t.Cleanup(srv.Close)
-	port := harness.FreeLoopbackAddr(t)[len("127.0.0.1"):] // a fixed port: the reload keeps it
+	port := gatewaytest.FreeLoopbackAddr(t)[len("127.0.0.1"):] // a fixed port: the reload keeps it
 	const before = `
 http://localhost%[1]s {
 	helpdesk_gateway {
@@ -153,11 +153,11 @@ http://%[1]s {
 	reverse_proxy {backend}
 }
 `
-	c := harness.Start(t, fmt.Sprintf(before, port), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, fmt.Sprintf(before, port), srv.URL, gatewaytest.Options{Admin: true})
 	base := "http://127.0.0.1" + port
 	read := func() (adminReport, string) {
 		t.Helper()
-		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
@@ -276,7 +276,7 @@ http://%[1]s {
 		req, err := http.NewRequest(method, "http://"+c.Admin+"/helpdesk/endpoints", strings.NewReader("{}"))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := harness.Client.Do(req)
+		resp, err := gatewaytest.Client.Do(req)
 		require.NoError(t, err)
 		msg, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -328,11 +328,9 @@ http://%s {
 // not yet asked shows the configured one. Issue 30 point 3.
 func TestAdminEndpointsShowLearnedLimit(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 12, Records: 600, ListMaxPerPage: map[string]int{"calls": 100}})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "cursor_endpoints /calls /phone_numbers"), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "cursor_endpoints /calls /phone_numbers"), b, gatewaytest.Options{Admin: true})
 	report := func() adminReport {
-		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		var rep adminReport

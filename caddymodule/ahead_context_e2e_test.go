@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // TestReadAheadKeepsTheOriginalURI: under handle_path, reverse_proxy
@@ -41,7 +41,7 @@ func TestReadAheadKeepsTheOriginalURI(t *testing.T) {
 		return "b-" + tenant
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	handle_path /acme/* {
 		helpdesk_gateway {
@@ -191,7 +191,7 @@ func TestReadAheadResolvesPlaceholdersAsTheClient(t *testing.T) {
 		fmt.Fprintf(&vars, "\t\t\t\twant_%d {%s}\n", i, p)
 		fmt.Fprintf(&ups, "\t\t\t\theader_up X-Want-%d {http.vars.want_%d}\n\t\t\t\theader_up X-Got-%d {%s}\n", i, i, i, p)
 	}
-	c := harness.Start(t, fmt.Sprintf(`
+	c := gatewaytest.Start(t, fmt.Sprintf(`
 https://localhost:0 {
 	tls %[1]s/server.pem %[1]s/server.key {
 		client_auth {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -30,9 +30,7 @@ func TestReadAheadOfTheWalkerThroughCaddy(t *testing.T) {
 	for _, perPage := range []int{10, 100} {
 		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 7, Records: 6000})
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b)
 			caddymodule.TrustWalks()
 			want := b.IDs("calls")
 			key := []string{"X-Api-Key", "ahead-" + strconv.Itoa(perPage)}
@@ -80,7 +78,7 @@ func TestReadAheadCarriesTheCallersVars(t *testing.T) {
 		kb.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	vars tenant {http.request.header.X-Tenant}
 	map {http.request.header.X-Tenant} {mapped} {

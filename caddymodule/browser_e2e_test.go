@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/testdeps"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/testdeps"
 )
 
 // findChromium returns a headless-capable Chromium, or skips the test
@@ -122,7 +122,7 @@ func TestBrowserWalksCrossOrigin(t *testing.T) {
 		{"deferred header", "header {\n\t\tdefer\n\t\tAccess-Control-Allow-Origin *\n\t}", `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := harness.Start(t, "http://:0 {\n"+tc.cors+"\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", backend.URL)
+			c := gatewaytest.Start(t, "http://:0 {\n"+tc.cors+"\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", backend.URL)
 			require.NotEqual(t, dashboard.URL, c.URL)
 			page.Store(fmt.Sprintf(walkPage, c.URL, tc.headers))
 			rec.reset()

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
 	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
@@ -50,80 +48,16 @@ func (a *answerBuf) newCapture(limit int64) *capture {
 }
 
 var (
-	answerPool  = sync.Pool{New: func() any { return new(answerBuf) }}
-	pagePool    = sync.Pool{New: func() any { return new([]byte) }}
-	fetcherPool = sync.Pool{New: func() any { return new(fetcher) }}
+	answerPool = sync.Pool{New: func() any { return new(answerBuf) }}
+	pagePool   = sync.Pool{New: func() any { return new([]byte) }}
 )
 
-// newFetcher returns a fetcher for one client request, from the pool: it
-// is a few hundred bytes with its room, made for every page.
-func newFetcher(g *Gateway, r *http.Request, next caddyhttp.Handler, forward string) *fetcher {
-	f := fetcherPool.Get().(*fetcher)
-	f.g, f.r, f.next, f.forward = g, r, next, forward
-	return f
-}
-
-// free gives the fetcher back once nothing reads it any more: after the
-// page is written and logged, and its answers released. A nil fetcher (a
-// request refused before it had one) is left alone.
-func (f *fetcher) free() {
-	if f == nil {
-		return
-	}
-	f.release()
-	*f = fetcher{} // drops the request, the answers and the room's pointers
-	fetcherPool.Put(f)
-}
-
-// release gives the fetcher's answers back for reuse. Nothing read from
-// them (ids, records, a backend's error body) may be used afterwards.
-func (f *fetcher) release() {
-	for i := range f.answers {
-		f.Release(i)
-	}
-	f.answers = f.answers[:0]
-}
-
-// Release gives back the answer of one call as soon as the engine is done
-// with it: a search probe that gave the page nothing. A cold cursor's
-// search then holds one probe at a time, not every probe until the page
-// is written.
-func (f *fetcher) Release(call int) {
-	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {
-		return
-	}
-	a := f.answers[call]
-	f.answers[call] = nil
-	f.held -= len(a.raw)
-	if call < len(f.read) {
-		f.read[call] = nil
-	}
-	if cap(a.raw) <= maxPooledBuffer {
-		// Drop the ids and records of this answer, so that a buffer
-		// replaced by a larger one is not kept alive through them.
-		clear(a.body.IDs)
-		clear(a.body.Records)
-		answerPool.Put(a)
-	}
-}
-
-// Keep hands the answer of one call over to a read-ahead window: it
-// leaves the fetcher's pool for good (the window's ids and records point
-// into it, and live as long as the window or a page cut from it), and
-// the window composes its pages from it as the page read now is composed.
-// It returns the answer and the bytes it holds.
-func (f *fetcher) Keep(call int) (source any, bytes int) {
-	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {
-		return nil, 0
-	}
-	a := f.answers[call]
-	f.answers[call] = nil
-	f.held -= len(a.raw)
-	a.kept = true
-	// The buffer itself, its bytes, the backing arrays of its ids and
-	// records (strings and slices are 16 and 24 bytes each), each id the
-	// parser decoded into a string of its own, and the header map.
-	bytes = int(unsafe.Sizeof(*a)) + cap(a.raw) + cap(a.body.IDs)*16 + cap(a.body.Records)*24
+// size is the memory the answer holds: the buffer itself, its bytes, the
+// backing arrays of its ids and records (strings and slices are 16 and 24
+// bytes each), each id the parser decoded into a string of its own, and
+// the header map.
+func (a *answerBuf) size() int {
+	bytes := int(unsafe.Sizeof(*a)) + cap(a.raw) + cap(a.body.IDs)*16 + cap(a.body.Records)*24
 	for _, id := range a.body.IDs {
 		if !within(id, a.raw) {
 			bytes += len(id)
@@ -135,17 +69,7 @@ func (f *fetcher) Keep(call int) (source any, bytes int) {
 			bytes += len(s)
 		}
 	}
-	return a, bytes
-}
-
-// Lend returns the answer of one call for a shared store to copy a
-// window from (translate.WindowCopier): the answer stays the fetcher's,
-// and goes back to the pool with the request's other answers.
-func (f *fetcher) Lend(call int) (source any) {
-	if call < 0 || call >= len(f.answers) || f.answers[call] == nil {
-		return nil
-	}
-	return f.answers[call]
+	return bytes
 }
 
 // within reports whether s's bytes lie in raw's: an id read as written,

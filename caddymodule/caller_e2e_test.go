@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
@@ -202,9 +201,7 @@ func fixed(headers ...string) func() []string { return func() []string { return 
 // windows. Issue 22 point 3, issue 26 point 3.
 func TestCallersInterleaved(t *testing.T) {
 	kb := newKeyedBackend(600, 1000)
-	srv := httptest.NewServer(kb)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), kb)
 	caddymodule.TrustWalks()
 
 	for _, tc := range []struct {
@@ -245,9 +242,7 @@ func keyOfValue(v string) string { return strings.TrimPrefix(v, "Bearer ") }
 // the cursor, never a page of the first caller's window.
 func TestCallerIdentityOfAWindow(t *testing.T) {
 	kb := newKeyedBackend(300, 1000)
-	srv := httptest.NewServer(kb)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), kb)
 	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
@@ -307,9 +302,7 @@ func TestCallerIdentityOfAWindow(t *testing.T) {
 // walk is read mostly from windows.
 func TestPerRequestHeadersKeepAWalksWindows(t *testing.T) {
 	kb := newKeyedBackend(1000, 1000)
-	srv := httptest.NewServer(kb)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), kb)
 
 	n := 0
 	w := &keyedWalker{base: c.URL, perPage: 10, headers: func() []string {
@@ -334,9 +327,7 @@ func TestPerRequestHeadersKeepAWalksWindows(t *testing.T) {
 // record served of a walk alone.
 func TestCallersInterleavedWithoutReadahead(t *testing.T) {
 	kb := newKeyedBackend(1500, 1000)
-	srv := httptest.NewServer(kb)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), kb)
 
 	for _, perPage := range []int{10, 100} {
 		t.Run("perPage "+strconv.Itoa(perPage), func(t *testing.T) {
@@ -373,9 +364,7 @@ func TestCallersInterleavedWithoutReadahead(t *testing.T) {
 // another caller, never served from the first one's window.
 func TestProxyIdentityHeadersSeparateCallers(t *testing.T) {
 	kb := newKeyedBackend(300, 1000)
-	srv := httptest.NewServer(kb)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), kb)
 
 	for i, name := range []string{"X-Forwarded-Email", "X-Forwarded-Access-Token", "X-Forwarded-Client-Cert", "X-Forwarded-Groups"} {
 		t.Run(name, func(t *testing.T) {

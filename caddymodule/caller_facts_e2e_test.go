@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // keyedBy puts kb behind a backend that names its caller from what
@@ -138,7 +138,7 @@ func TestClientCertificatesSeparateCallers(t *testing.T) {
 		return strings.TrimPrefix(r.Header.Get("X-Client-Subject"), "CN=")
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(`
+	c := gatewaytest.Start(t, fmt.Sprintf(`
 https://localhost:0 {
 	tls %[1]s/server.pem %[1]s/server.key {
 		client_auth {
@@ -183,7 +183,7 @@ func TestClientAddressesSeparateCallers(t *testing.T) {
 		return ""
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
 	caddymodule.TrustWalks()
 	from := func(ip string) *http.Client {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
@@ -203,13 +203,13 @@ func TestForwardedHostsSeparateCallers(t *testing.T) {
 		return host
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL,
-		harness.Options{Global: "servers {\n\t\ttrusted_proxies static 127.0.0.0/8\n\t}"})
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL,
+		gatewaytest.Options{Global: "servers {\n\t\ttrusted_proxies static 127.0.0.0/8\n\t}"})
 	caddymodule.TrustWalks()
 	h := func(host string) http.Header {
 		return http.Header{"X-Forwarded-Host": {host}, "X-Forwarded-For": {"198.51.100.9"}}
 	}
-	checkSeparate(t, kb, c.URL, withHeaders(harness.Client, h("a-tenant.example")), withHeaders(harness.Client, h("b-tenant.example")),
+	checkSeparate(t, kb, c.URL, withHeaders(gatewaytest.Client, h("a-tenant.example")), withHeaders(gatewaytest.Client, h("b-tenant.example")),
 		"a-tenant", "b-tenant")
 }
 
@@ -227,11 +227,11 @@ func TestConnectionNamedHeaderIsNotACaller(t *testing.T) {
 		return r.Header.Get("X-Api-Key")
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
 	caddymodule.TrustWalks()
 	sneaky := http.Header{"X-Api-Key": {"a-conn"}, "X-Tenant": {"b-conn"}, "Connection": {"X-Tenant"}}
 	plain := http.Header{"X-Api-Key": {"a-conn"}, "X-Tenant": {"b-conn"}}
-	checkSeparate(t, kb, c.URL, withHeaders(harness.Client, sneaky), withHeaders(harness.Client, plain), "a-conn", "b-conn")
+	checkSeparate(t, kb, c.URL, withHeaders(gatewaytest.Client, sneaky), withHeaders(gatewaytest.Client, plain), "a-conn", "b-conn")
 }
 
 // TestHeaderFramingSeparatesCallers: {X-S: [a-s, X-T, q]} and
@@ -248,11 +248,11 @@ func TestHeaderFramingSeparatesCallers(t *testing.T) {
 		return key
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
 	caddymodule.TrustWalks()
 	one := http.Header{"X-S": {"a-s", "X-T", "q"}}
 	two := http.Header{"X-S": {"a-s"}, "X-T": {"q"}}
-	checkSeparate(t, kb, c.URL, withHeaders(harness.Client, one), withHeaders(harness.Client, two), "a-s", "b-s")
+	checkSeparate(t, kb, c.URL, withHeaders(gatewaytest.Client, one), withHeaders(gatewaytest.Client, two), "a-s", "b-s")
 }
 
 // TestCallerKeyNamesAFact: the route after the gateway passes the backend
@@ -263,7 +263,7 @@ func TestCallerKeyNamesAFact(t *testing.T) {
 	kb := newKeyedBackend(300, 1000)
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	helpdesk_gateway {
 		readahead_ttl 30s
@@ -276,8 +276,8 @@ http://:0 {
 `, srv.URL)
 	caddymodule.TrustWalks()
 	checkSeparate(t, kb, c.URL,
-		withHeaders(harness.Client, http.Header{"X-Real-Ip": {"a-edge"}}),
-		withHeaders(harness.Client, http.Header{"X-Real-Ip": {"b-edge"}}), "a-edge", "b-edge")
+		withHeaders(gatewaytest.Client, http.Header{"X-Real-Ip": {"a-edge"}}),
+		withHeaders(gatewaytest.Client, http.Header{"X-Real-Ip": {"b-edge"}}), "a-edge", "b-edge")
 }
 
 // newCA makes a certificate authority and writes it to dir/ca.pem.

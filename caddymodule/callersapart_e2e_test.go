@@ -2,7 +2,6 @@ package caddymodule_test
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -32,9 +31,7 @@ import (
 func TestReadAheadCallersApart(t *testing.T) {
 	const perPage = 10
 	b := reference.New(reference.Config{Seed: 44, Records: 6000})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b, gatewaytest.Options{Admin: true})
 	ids := b.IDs("calls")
 	calls := func() int64 { caddymodule.SettleReadsAhead(); return b.Requests("calls") }
 

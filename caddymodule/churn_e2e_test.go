@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -77,9 +76,7 @@ func TestConsistencyUnderChurn(t *testing.T) {
 		initial[l] = b.IDs(l)
 		m.deleted[l] = map[int64]bool{}
 	}
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 40"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 40"), m)
 
 	type walk struct {
 		list string

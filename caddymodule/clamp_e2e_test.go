@@ -5,7 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -44,9 +43,7 @@ var quirkyLimits = map[string]int{"calls": 100, "tickets/history": 137, "grid/re
 // and exact; the gauge shows the limits learned once callers agree.
 func TestClampingBackendServesEveryRecord(t *testing.T) {
 	b := reference.New(quirkyBackend(11, 1200))
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), b, gatewaytest.Options{Admin: true})
 
 	var wg sync.WaitGroup
 	for list, limit := range quirkyLimits {
@@ -97,7 +94,7 @@ func TestClampingBackendServesEveryRecord(t *testing.T) {
 			}
 		}
 	}
-	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -127,9 +124,7 @@ func TestClampingBackendUnderChurn(t *testing.T) {
 		initial[l] = b.IDs(l)
 		m.deleted[l] = map[int64]bool{}
 	}
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), m)
 
 	type walk struct {
 		list, name string

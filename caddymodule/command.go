@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/helptext"
 	"github.com/helpdesk-gateway/gateway/openapi"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/verify"
@@ -92,8 +93,8 @@ the gateway's default limits (50 filters, 8 KiB). Without the code flags any
 status, channel_type and DP code is accepted, as in the gateway's default.
 Prints OK and the filters when valid; otherwise what is wrong, and exits 1.
 
-` + wrapWords("The codes LiveAgent uses, as "+ticketfilter.CodesSource+" show them:", "") + `` + wrapCodes("status", ticketfilter.StatusCodes()) + wrapCodes("channel_type", ticketfilter.ChannelTypes()) +
-			wrapCodes("DP", ticketfilter.PeriodCodes()) + `
+` + helptext.Words("The codes LiveAgent uses, as "+ticketfilter.CodesSource+" show them:", "") + `` + helptext.Codes("status", ticketfilter.StatusCodes()) + helptext.Codes("channel_type", ticketfilter.ChannelTypes()) +
+			helptext.Codes("DP", ticketfilter.PeriodCodes()) + `
 Example: caddy helpdesk filters check '[["status","IN","C,L"],["date_created","DP","L7D"]]'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -203,43 +204,6 @@ func openAPIDocument(cfgJSON []byte, server string) ([]byte, error) {
 		return nil, fmt.Errorf("%v; pick one server with --server (%s)", err, strings.Join(names, ", "))
 	}
 	return doc, err
-}
-
-// wrapCodes writes one parameter's codes for a help text: its name, then
-// "code meaning" items, wrapped between items and indented.
-func wrapCodes(param string, codes []ticketfilter.Code) string {
-	items := make([]string, len(codes))
-	for i, c := range codes {
-		items[i] = c.Code + " " + c.Meaning
-		if i < len(codes)-1 {
-			items[i] += ","
-		}
-	}
-	return wrapTokens(append([]string{"  " + param + ":"}, items...), "    ")
-}
-
-// wrapWords wraps a sentence at its spaces.
-func wrapWords(text, indent string) string { return wrapTokens(strings.Fields(text), indent) }
-
-// wrapTokens joins tokens with spaces into lines of at most 78 columns
-// where it can, the lines after the first indented by indent, and ends
-// the text with a newline.
-func wrapTokens(tokens []string, indent string) string {
-	var b strings.Builder
-	line := ""
-	for _, tok := range tokens {
-		switch {
-		case line == "":
-			line = tok
-		case len(line)+1+len(tok) > 78:
-			b.WriteString(line + "\n")
-			line = indent + tok
-		default:
-			line += " " + tok
-		}
-	}
-	b.WriteString(line + "\n")
-	return b.String()
 }
 
 func verifyCommand() *cobra.Command {

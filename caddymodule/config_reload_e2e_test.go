@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // TestReloadRefusesABadConfig is `caddy reload` (a POST /load) of
@@ -28,7 +28,7 @@ func TestReloadRefusesABadConfig(t *testing.T) {
 	site := func(options string) string {
 		return "http://:0 {\n\thelpdesk_gateway {\n\t\t" + options + "\n\t}\n\treverse_proxy {backend}\n}\n"
 	}
-	c := harness.Start(t, site("cursor_endpoints /calls"), backend.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, site("cursor_endpoints /calls"), backend.URL, gatewaytest.Options{Admin: true})
 	t.Setenv("HELPDESK_RELOAD_TEST_SHORT", "short")
 	for _, tc := range []struct{ options, want string }{
 		{"readahead_store redis://127.0.0.1:1/0\n\t\treadahead_store_key {env.HELPDESK_RELOAD_TEST_UNSET}",
@@ -46,7 +46,7 @@ func TestReloadRefusesABadConfig(t *testing.T) {
 			req, err := http.NewRequest(http.MethodPost, "http://"+c.Admin+"/load", strings.NewReader(text))
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "text/caddyfile")
-			resp, err := harness.Client.Do(req)
+			resp, err := gatewaytest.Client.Do(req)
 			require.NoError(t, err, "an answer, not a crash")
 			defer resp.Body.Close()
 			var answer struct{ Error string }
@@ -55,7 +55,7 @@ func TestReloadRefusesABadConfig(t *testing.T) {
 			assert.Contains(t, answer.Error, tc.want)
 		})
 	}
-	resp, err := harness.Client.Get(c.URL + "/calls")
+	resp, err := gatewaytest.Client.Get(c.URL + "/calls")
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the running config serves on")

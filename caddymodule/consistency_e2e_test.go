@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -34,7 +34,7 @@ func TestConsistencyAroundTheCursor(t *testing.T) {
 	// backend, so read-ahead, whose windows may serve what the backend
 	// held up to readahead_ttl before, is off here; TestReadaheadUnderChurn
 	// walks the same churn with it on.
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	helpdesk_gateway {
 		backend_max_per_page 40

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -219,7 +219,7 @@ func TestContractPassThrough(t *testing.T) {
 			req, err := http.NewRequest(tc.method, c.URL+tc.target, strings.NewReader(""))
 			require.NoError(t, err)
 			req.Header.Set("X-Api-Key", "k")
-			resp, err := harness.Client.Do(req)
+			resp, err := gatewaytest.Client.Do(req)
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.Equal(t, tc.status, resp.StatusCode)

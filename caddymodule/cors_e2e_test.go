@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -58,7 +58,7 @@ func TestCORSExposesCursor(t *testing.T) {
 			if strings.HasPrefix(tc.site, "reverse_proxy") {
 				proxy, tc.site = tc.site, ""
 			}
-			c := harness.Start(t, "http://:0 {\n\t"+tc.site+"\n\thelpdesk_gateway\n\t"+proxy+"\n}\n", srv.URL)
+			c := gatewaytest.Start(t, "http://:0 {\n\t"+tc.site+"\n\thelpdesk_gateway\n\t"+proxy+"\n}\n", srv.URL)
 			for _, target := range []string{"/calls?_perPage=5", "/calls?_perPage=50"} { // a page, the last page
 				var headers []string
 				if tc.origin != "" {
@@ -89,7 +89,7 @@ func TestPreflightPassesThrough(t *testing.T) {
 	req.Header.Set("Origin", "http://127.0.0.1:1")
 	req.Header.Set("Access-Control-Request-Method", "GET")
 	req.Header.Set("Access-Control-Request-Headers", "apikey")
-	resp, err := harness.Client.Do(req)
+	resp, err := gatewaytest.Client.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "the reference backend's answer")

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -28,13 +27,11 @@ http://:0 {
 
 // startGateway runs the reference backend behind a recorder and a Caddy
 // with the gateway in front of it.
-func startGateway(t *testing.T, backendCfg reference.Config, options string) (*harness.Caddy, *reference.Backend, *recorder) {
+func startGateway(t *testing.T, backendCfg reference.Config, options string) (*gatewaytest.Caddy, *reference.Backend, *recorder) {
 	t.Helper()
 	b := reference.New(backendCfg)
 	rec := &recorder{next: b}
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, options), rec)
 	return c, b, rec
 }
 
@@ -192,9 +189,7 @@ func lexicalBackend(n int) http.Handler {
 }
 
 func TestCursorLexicalIDsAndOneSetOfHeaders(t *testing.T) {
-	srv := httptest.NewServer(lexicalBackend(400))
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "id_order lexical\n\t\tbackend_max_per_page 25"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "id_order lexical\n\t\tbackend_max_per_page 25"), lexicalBackend(400))
 
 	ids, _ := walkCursor(t, c.URL, "/calls", 60, "")
 	require.Len(t, ids, 400)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -48,7 +48,7 @@ func TestDebugLogKeepsKeysOut(t *testing.T) {
 			require.Contains(t, tc.log, "log debuglog {")
 			file := filepath.Join(t.TempDir(), "debug.log")
 			global := strings.Replace(tc.log, "log debuglog {", "log debuglog {\n\t\toutput file "+file, 1)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Global: global})
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, gatewaytest.Options{Global: global})
 			headers := []string{"X-Api-Key", "header-key-2", "Authorization", "Bearer auth-token-3"}
 			first := get(t, c.URL+"/calls?_perPage=5&apikey=query-key-1", headers...)
 			require.Equal(t, http.StatusOK, first.status)

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // TestDefaultCaddyfileRuns runs the repository's default Caddyfile, as
@@ -35,7 +35,7 @@ func TestDefaultCaddyfileRuns(t *testing.T) {
 	require.Equal(t, "auto_https off", strings.TrimSpace(regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(string(m[1]), "")))
 	sites := string(text[len(m[0]):])
 
-	gateway, backend := harness.FreeLoopbackAddr(t), harness.FreeLoopbackAddr(t)
+	gateway, backend := gatewaytest.FreeLoopbackAddr(t), gatewaytest.FreeLoopbackAddr(t)
 	for _, r := range []struct{ old, new string }{
 		{"reverse_proxy 127.0.0.1:9080", "reverse_proxy " + backend},
 		{":8080 {", "http://" + gateway + " {"},
@@ -44,7 +44,7 @@ func TestDefaultCaddyfileRuns(t *testing.T) {
 		require.Contains(t, sites, r.old)
 		sites = strings.Replace(sites, r.old, r.new, 1)
 	}
-	harness.Start(t, sites, "")
+	gatewaytest.Start(t, sites, "")
 	base := "http://" + gateway
 
 	first := get(t, base+"/calls?_perPage=3")

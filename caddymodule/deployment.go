@@ -8,10 +8,11 @@ package caddymodule
 //
 // It is the SHA-256 of
 //
-//   - the gateway's own options, in its JSON, but those of
-//     fingerprintIgnores, which provably never change what a list's
-//     records are nor how a page is composed from a stored window: an
-//     option added later counts unless it is added there;
+//   - the gateway's own options, in its JSON, but those whose row of the
+//     option table (options.go) says why they never change what a list's
+//     records are nor how a page is composed from a stored window
+//     (sameDeployment): an option added later counts unless its row
+//     says so;
 //   - the deployment option, an operator's name for the deployment;
 //   - the backend that the handlers after the gateway reach, as the
 //     config describes it: every handler after the gateway in its route,
@@ -63,7 +64,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,29 +72,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-)
 
-// fingerprintIgnores are the gateway options left out of the
-// fingerprint, by JSON name, each with why it never changes a list's
-// records nor a page composed from a stored window.
-var fingerprintIgnores = map[string]string{
-	"readahead_store":         "where the entries are kept, not what they hold",
-	"readahead_store_key":     "a secret; a deployment with another one shares nothing already",
-	"readahead_store_timeout": "how long a store call may take",
-	"readahead_ttl":           "how long an entry serves; each reader checks its own TTL",
-	"readahead_memory":        "a bound on this instance's memory and on one window's bytes",
-	"index_size":              "the position index stays in each instance",
-	"max_subrequests":         "a bound on one request's calls, not on what they answer",
-	"max_query_length":        "admits or refuses a request before it reads anything",
-	"openapi_path":            "serves a document, no list",
-	"link_header":             "added by the instance that composes the page, never stored",
-	"max_filters":             "admits or refuses a _filters value; one admitted passes unchanged",
-	"max_filters_length":      "likewise",
-	"status_codes":            "likewise: codes accepted in _filters",
-	"channel_types":           "likewise",
-	"period_codes":            "likewise",
-	"filter_endpoints":        "validated lists are passed through, never kept",
-}
+	"github.com/helpdesk-gateway/gateway/frame"
+)
 
 // deployment is a gateway's fingerprint, once known.
 type deployment struct {
@@ -240,12 +220,12 @@ func (g *Gateway) fingerprint() *deployment {
 	d := &deployment{}
 	h := sha256.New()
 	var b []byte
-	b = appendField(b, "helpdesk_gateway deployment 1")
+	b = frame.AppendField(b, "helpdesk_gateway deployment 1")
 	opts, err := g.optionsJSON()
 	if err != nil {
 		d.unknown = append(d.unknown, "the gateway's own options: "+err.Error())
 	}
-	b = appendField(b, string(opts))
+	b = frame.AppendField(b, string(opts))
 	bd := &backendDesc{}
 	if g.deploy == nil || g.deploy.app == nil {
 		d.unknown = append(d.unknown, "the gateway runs outside a Caddy config's http app")
@@ -268,14 +248,14 @@ func (g *Gateway) fingerprint() *deployment {
 	}
 	d.trust = bd.trust
 	d.trustUnknown = d.trustUnknown || bd.opaque
-	b = appendField(b, string(bd.out))
+	b = frame.AppendField(b, string(bd.out))
 	h.Write(b)
 	h.Sum(d.sum[:0])
 	return d
 }
 
-// optionsJSON is the gateway's JSON, less fingerprintIgnores, with its
-// members sorted.
+// optionsJSON is the gateway's JSON, less the options that leave the
+// deployment as it is (sameDeployment), with its members sorted.
 func (g *Gateway) optionsJSON() ([]byte, error) {
 	raw, err := json.Marshal(g)
 	if err != nil {
@@ -285,8 +265,10 @@ func (g *Gateway) optionsJSON() ([]byte, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
-	for name := range fingerprintIgnores {
-		delete(m, name)
+	for _, o := range options {
+		if o.sameDeployment != "" {
+			delete(m, o.name)
+		}
 	}
 	out, err := json.Marshal(m) // sorted by name
 	return []byte(expandEnv(out)), err
@@ -302,71 +284,6 @@ func expandEnv(b []byte) string {
 		v, _ := json.Marshal(os.Getenv(envPlaceholder.FindStringSubmatch(p)[1]))
 		return string(v[1 : len(v)-1])
 	})
-}
-
-// step is one level of the way from a server's routes to the gateway:
-// the list, the route in it, the handler in that route.
-type step struct {
-	list        caddyhttp.RouteList
-	route, hand int
-}
-
-// findGateway returns the way to g in app's servers (by name), each
-// server's routes, then its error routes and named routes, descending
-// into subroutes; the innermost step last; the server; and the named
-// route's name when g is in one. nil: not found.
-func findGateway(g *Gateway, app *caddyhttp.App) (path []step, srv *caddyhttp.Server, named string) {
-	names := make([]string, 0, len(app.Servers))
-	for name := range app.Servers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		srv := app.Servers[name]
-		lists := []caddyhttp.RouteList{srv.Routes}
-		if srv.Errors != nil {
-			lists = append(lists, srv.Errors.Routes)
-		}
-		for _, list := range lists {
-			if path := findIn(g, list, 0); path != nil {
-				return path, srv, ""
-			}
-		}
-		named := make([]string, 0, len(srv.NamedRoutes))
-		for n := range srv.NamedRoutes {
-			named = append(named, n)
-		}
-		sort.Strings(named)
-		for _, n := range named {
-			if r := srv.NamedRoutes[n]; r != nil {
-				if path := findIn(g, caddyhttp.RouteList{*r}, 0); path != nil {
-					return path, srv, n
-				}
-			}
-		}
-	}
-	return nil, nil, ""
-}
-
-func findIn(g *Gateway, list caddyhttp.RouteList, depth int) []step {
-	if depth > 32 {
-		return nil
-	}
-	for ri, route := range list {
-		for hi, h := range route.Handlers {
-			switch h := h.(type) {
-			case *Gateway:
-				if h == g {
-					return []step{{list, ri, hi}}
-				}
-			case *caddyhttp.Subroute:
-				if inner := findIn(g, h.Routes, depth+1); inner != nil {
-					return append([]step{{list, ri, hi}}, inner...)
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // backendDesc is the description of the handlers after a gateway, as
@@ -427,8 +344,8 @@ func (bd *backendDesc) module(v any, depth int) {
 		bd.opaque = true
 	}
 	expanded := expandEnv(raw)
-	bd.out = appendField(bd.out, id)
-	bd.out = appendField(bd.out, expanded)
+	bd.out = frame.AppendField(bd.out, id)
+	bd.out = frame.AppendField(bd.out, expanded)
 	bd.placeholders(id, expanded)
 	if why, ok := readsOutside[id]; ok {
 		bd.unknown = append(bd.unknown, id+": "+why)
@@ -460,7 +377,7 @@ func (bd *backendDesc) hidden(v reflect.Value, depth int) {
 				continue
 			}
 			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "-" {
-				bd.out = appendField(bd.out, f.Name)
+				bd.out = frame.AppendField(bd.out, f.Name)
 				bd.modules(v.Field(i), depth+1)
 			} else {
 				bd.hidden(v.Field(i), depth+1)

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // originBackend is a backend whose records name where they came from:
@@ -109,7 +109,7 @@ func (w *originWalk) page(t *testing.T, cursor string) (ids []int64, foreign int
 	require.NoError(t, err)
 	req.Host = "helpdesk.example" // as through a layer-4 balancer in front of both
 	req.Header.Set("X-Api-Key", "shared-key")
-	resp, err := harness.Client.Do(req)
+	resp, err := gatewaytest.Client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -147,7 +147,7 @@ func (w *originWalk) next(t *testing.T) {
 // for any Host, sharing the store (if not nil), in front of its backend.
 func deploymentSite(t *testing.T, store *redistest.Server, options, backend string) (site, base string) {
 	t.Helper()
-	addr := harness.FreeLoopbackAddr(t)
+	addr := gatewaytest.FreeLoopbackAddr(t)
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	if store != nil {
@@ -203,7 +203,7 @@ func TestDeploymentsShareNoStoreEntries(t *testing.T) {
 			siteB, baseB := deploymentSite(t, store, tc.optionsB, strings.TrimPrefix(srvB.URL, "http://"))
 			// Another instance of a: the same config on another port.
 			siteA2, baseA2 := deploymentSite(t, store, tc.optionsA, strings.TrimPrefix(srvA.URL, "http://"))
-			harness.Start(t, siteA+siteB+siteA2, "")
+			gatewaytest.Start(t, siteA+siteB+siteA2, "")
 
 			wa := &originWalk{base: baseA, origin: "a"}
 			wb := &originWalk{base: baseB, origin: "b"}
@@ -272,11 +272,11 @@ func TestHandlerTrustedProxiesSeparateCallers(t *testing.T) {
 		return host
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, "http://:0 {\n\thelpdesk_gateway {\n\t\treadahead_ttl 30s\n\t}\n\treverse_proxy {backend} {\n\t\ttrusted_proxies 127.0.0.0/8\n\t}\n}\n", srv.URL)
+	c := gatewaytest.Start(t, "http://:0 {\n\thelpdesk_gateway {\n\t\treadahead_ttl 30s\n\t}\n\treverse_proxy {backend} {\n\t\ttrusted_proxies 127.0.0.0/8\n\t}\n}\n", srv.URL)
 	caddymodule.TrustWalks() // a lone instance after its first walk: what its windows serve, and to whom
 	h := func(host string) http.Header {
 		return http.Header{"X-Forwarded-Host": {host}, "X-Forwarded-For": {"198.51.100.9"}}
 	}
-	checkSeparate(t, kb, c.URL, withHeaders(harness.Client, h("a-tenant.example")), withHeaders(harness.Client, h("b-tenant.example")),
+	checkSeparate(t, kb, c.URL, withHeaders(gatewaytest.Client, h("a-tenant.example")), withHeaders(gatewaytest.Client, h("b-tenant.example")),
 		"a-tenant", "b-tenant")
 }

@@ -1,7 +1,8 @@
 package caddymodule
 
-// What the handlers after a gateway reach beyond their own config, for
-// its deployment fingerprint (deployment.go): the named routes invoke
+// Where a gateway is in its config's routes, and what the handlers after
+// it reach beyond their own config, for its deployment fingerprint
+// (deployment.go): the named routes invoke
 // runs, the placeholders they read at request time, the hosts their
 // upstreams name, and the handler types whose config says all they do.
 // What is not known here counts as unknown: an added Caddy handler or
@@ -15,11 +16,14 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+
+	"github.com/helpdesk-gateway/gateway/frame"
 )
 
 // reachHandlers are the handler modules whose config, hashed into the
@@ -116,7 +120,7 @@ func (bd *backendDesc) proxy(rp *reverseproxy.Handler) {
 // invoke describes the named route an invoke handler runs, once per
 // way down (a route that invokes itself is described once).
 func (bd *backendDesc) invoke(name string) {
-	bd.out = appendField(bd.out, "invoke:"+name)
+	bd.out = frame.AppendField(bd.out, "invoke:"+name)
 	var r *caddyhttp.Route
 	if bd.srv != nil {
 		r = bd.srv.NamedRoutes[name]
@@ -192,4 +196,69 @@ func upstreamIsAddress(dial string) bool {
 	}
 	_, err = netip.ParseAddr(strings.Trim(addr.Host, "[]"))
 	return err == nil
+}
+
+// step is one level of the way from a server's routes to the gateway:
+// the list, the route in it, the handler in that route.
+type step struct {
+	list        caddyhttp.RouteList
+	route, hand int
+}
+
+// findGateway returns the way to g in app's servers (by name), each
+// server's routes, then its error routes and named routes, descending
+// into subroutes; the innermost step last; the server; and the named
+// route's name when g is in one. nil: not found.
+func findGateway(g *Gateway, app *caddyhttp.App) (path []step, srv *caddyhttp.Server, named string) {
+	names := make([]string, 0, len(app.Servers))
+	for name := range app.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		srv := app.Servers[name]
+		lists := []caddyhttp.RouteList{srv.Routes}
+		if srv.Errors != nil {
+			lists = append(lists, srv.Errors.Routes)
+		}
+		for _, list := range lists {
+			if path := findIn(g, list, 0); path != nil {
+				return path, srv, ""
+			}
+		}
+		named := make([]string, 0, len(srv.NamedRoutes))
+		for n := range srv.NamedRoutes {
+			named = append(named, n)
+		}
+		sort.Strings(named)
+		for _, n := range named {
+			if r := srv.NamedRoutes[n]; r != nil {
+				if path := findIn(g, caddyhttp.RouteList{*r}, 0); path != nil {
+					return path, srv, n
+				}
+			}
+		}
+	}
+	return nil, nil, ""
+}
+
+func findIn(g *Gateway, list caddyhttp.RouteList, depth int) []step {
+	if depth > 32 {
+		return nil
+	}
+	for ri, route := range list {
+		for hi, h := range route.Handlers {
+			switch h := h.(type) {
+			case *Gateway:
+				if h == g {
+					return []step{{list, ri, hi}}
+				}
+			case *caddyhttp.Subroute:
+				if inner := findIn(g, h.Routes, depth+1); inner != nil {
+					return append([]step{{list, ri, hi}}, inner...)
+				}
+			}
+		}
+	}
+	return nil
 }

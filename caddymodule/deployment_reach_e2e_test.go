@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // reachSite is one deployment's Caddyfile: a gateway sharing the store,
@@ -43,7 +43,7 @@ http://:0 {
 // records came from the other deployment's backend.
 func acrossDeployments(t *testing.T, siteA, siteB string, between func()) (a, b *originWalk) {
 	t.Helper()
-	ca := harness.Start(t, siteA, "")
+	ca := gatewaytest.Start(t, siteA, "")
 	caddymodule.TrustWalks()
 	a = &originWalk{base: ca.URL, origin: "a"}
 	for range 8 {
@@ -55,7 +55,7 @@ func acrossDeployments(t *testing.T, siteA, siteB string, between func()) (a, b 
 	ca.Stop(t)
 	between()
 
-	cb := harness.Start(t, siteB, "")
+	cb := gatewaytest.Start(t, siteB, "")
 	caddymodule.TrustWalks()
 	b = &originWalk{base: cb.URL, origin: "b", cursor: a.cursor}
 	for !b.done {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // fingerprintSite is one site of a gateway in front of reverse_proxy:
@@ -53,7 +53,7 @@ func fingerprintOf(t *testing.T, cfg fingerprintConfig) caddymodule.Fingerprint 
 // config and returns its fingerprint.
 func fingerprintOfSite(t *testing.T, caddyfile string) caddymodule.Fingerprint {
 	t.Helper()
-	c := harness.Start(t, caddyfile, "")
+	c := gatewaytest.Start(t, caddyfile, "")
 	fps := caddymodule.Fingerprints()
 	require.Len(t, fps, 1)
 	for _, fp := range fps {
@@ -68,7 +68,7 @@ func fingerprintOfSite(t *testing.T, caddyfile string) caddymodule.Fingerprint {
 // when anything that decides a list's records differs: the gateway's
 // list-shaping options, the deployment option, or the backend the
 // handlers after it reach. An option that never changes a list's
-// records (fingerprintIgnores) leaves it as it is.
+// records (its row's sameDeployment in options.go) leaves it as it is.
 func TestDeploymentFingerprint(t *testing.T) {
 	base := fingerprintOf(t, baseFingerprint)
 	require.Empty(t, base.Unknown, "the config describes the backend whole")

@@ -14,9 +14,9 @@ import (
 
 // TestDocConfigExamplesValidate is `caddy validate` on the configurations
 // docs/ shows for pasting: the dialect sites and option blocks of
-// docs/backends.md, the sticky balancer, the shared store (with its
-// URL and key in the environment, as it reads them) and the JSON route
-// of docs/operating.md. Each adapts (warning at most that its columns are
+// docs/backends.md, the sticky balancer and the JSON route of
+// docs/operating.md, and the shared store of docs/shared-store.md (with
+// its URL and key in the environment, as it reads them). Each adapts (warning at most that its columns are
 // aligned, which caddy fmt would undo) and every module in it
 // provisions, so an operator who copies one gets a config Caddy loads. A
 // block of gateway options alone is tried inside a site, as it is used.

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/testdeps"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/testdeps"
 )
 
 // TestClientDocExamples runs the paging loops of docs/clients.md for curl,
@@ -148,8 +148,8 @@ func TestMinimalCaddyfileRuns(t *testing.T) {
 		require.Contains(t, site, r.old)
 		site = strings.Replace(site, r.old, r.new, 1)
 	}
-	b, srv := harness.Backend(t, reference.Config{Seed: 23, Records: 50, BasePath: "/api/v3"})
-	c := harness.Start(t, site, srv.URL)
+	b, srv := gatewaytest.Backend(t, reference.Config{Seed: 23, Records: 50, BasePath: "/api/v3"})
+	c := gatewaytest.Start(t, site, srv.URL)
 	a := get(t, c.URL+"/api/v3/calls?_perPage=5")
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
 	all := strIDs(b.IDs("calls"))

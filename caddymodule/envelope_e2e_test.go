@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -134,11 +133,9 @@ func TestReferenceEnvelopeMembersDropped(t *testing.T) {
 	assert.Equal(t, []string{"data", "total"}, slices.Sorted(maps.Keys(env)), "no page nor per_page of the backend's window")
 }
 
-func startEnvelope(t *testing.T, e envelopeBackend, options string) *harness.Caddy {
+func startEnvelope(t *testing.T, e envelopeBackend, options string) *gatewaytest.Caddy {
 	t.Helper()
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	return harness.Start(t, "http://:0 {\n\thelpdesk_gateway {\n\t\tbackend_max_per_page 25\n\t\t"+options+"\n\t}\n\treverse_proxy {backend}\n}\n", srv.URL)
+	return gatewaytest.StartBehind(t, "http://:0 {\n\thelpdesk_gateway {\n\t\tbackend_max_per_page 25\n\t\t"+options+"\n\t}\n\treverse_proxy {backend}\n}\n", e)
 }
 
 // records is the records array of records [from, to) as the backend

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -56,7 +56,7 @@ func Example_walkCalls() {
 	b := reference.New(reference.Config{Seed: 20, Records: 2000})
 	backend := httptest.NewServer(b)
 	defer backend.Close()
-	gateway, err := harness.Run("http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", backend.URL)
+	gateway, err := gatewaytest.Run("http://:0 {\n\thelpdesk_gateway\n\treverse_proxy {backend}\n}\n", backend.URL)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,6 +1,9 @@
 package caddymodule
 
-import dto "github.com/prometheus/client_model/go"
+import (
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
+	dto "github.com/prometheus/client_model/go"
+)
 
 // SettleReadsAhead waits until no running gateway reads ahead of a
 // walker: what a test then counts at its backend is every call the pages
@@ -34,6 +37,6 @@ func BackgroundCalls() int64 {
 // and TestRoundRobinWalkSplitAcrossWalks test the proof itself.
 func TrustWalks() {
 	for _, g := range runningGateways() {
-		g.windows.TrustWalks()
+		liststoretest.TrustWalks(g.windows)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // faultSite puts the gateway in front of reverse_proxy with options for
@@ -127,7 +127,7 @@ func (f *faulty) seen() []string {
 // startFaulty runs a Caddy with the gateway (options gw) and
 // reverse_proxy (options rp) in front of a faulty over next, with the
 // gateway's warnings written as JSON to a file the test reads.
-func startFaulty(t *testing.T, next http.Handler, gw, rp string) (*harness.Caddy, *faulty, func() []map[string]any) {
+func startFaulty(t *testing.T, next http.Handler, gw, rp string) (*gatewaytest.Caddy, *faulty, func() []map[string]any) {
 	t.Helper()
 	f := &faulty{next: next}
 	srv := httptest.NewServer(f)
@@ -162,7 +162,7 @@ func assertNoPage(t *testing.T, a answer) string {
 }
 
 // assertServing checks the gateway still serves a correct page.
-func assertServing(t *testing.T, c *harness.Caddy, f *faulty, b *listBackend) {
+func assertServing(t *testing.T, c *gatewaytest.Caddy, f *faulty, b *listBackend) {
 	t.Helper()
 	f.arm(0, nil)
 	a := get(t, c.URL+"/calls?_perPage=60&_cursor="+cursorFor(b.ids()[100]))
@@ -269,7 +269,7 @@ func TestBackendDownOrSlow(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		addr := srv.URL
 		srv.Close()
-		c := harness.Start(t, fmt.Sprintf(faultSite, "", ""), addr)
+		c := gatewaytest.Start(t, fmt.Sprintf(faultSite, "", ""), addr)
 		a := get(t, c.URL+"/calls?_perPage=5")
 		require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
 		assert.Contains(t, assertNoPage(t, a), "the backend did not answer")
@@ -337,7 +337,7 @@ func TestMaxBodySizeStopsReading(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(faultSite, "max_body_size 64KiB", ""), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(faultSite, "max_body_size 64KiB", ""), srv.URL)
 
 	a := get(t, c.URL+"/calls")
 	require.Equal(t, http.StatusBadGateway, a.status, string(a.body))
@@ -408,11 +408,9 @@ func TestBadAnswerDoesNotPoisonTheIndex(t *testing.T) {
 func TestClientGoneIsNotTheBackendsFault(t *testing.T) {
 	b := numericList(400)
 	f := &faulty{next: b}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(faultSite, "backend_max_per_page 25", ""), f, gatewaytest.Options{Admin: true})
 	outcomes := func() map[string]float64 {
-		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)

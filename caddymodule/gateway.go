@@ -1,8 +1,8 @@
 // Package caddymodule is the Caddy glue of the help-desk gateway: it
-// registers the helpdesk_gateway HTTP handler and the reference backend
-// (helpdesk_legacy), parses their Caddyfile directives, and serves cursor
-// pages and validated ticket filters through sub-requests to the next
-// handler, normally reverse_proxy.
+// registers the helpdesk_gateway HTTP handler, parses its Caddyfile
+// directive, and serves cursor pages and validated ticket filters through
+// sub-requests to the next handler, normally reverse_proxy. The reference
+// backend's module is legacy/reference/referencemodule.
 package caddymodule
 
 import (
@@ -18,9 +18,12 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/adminreport"
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/learnedlimit"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -33,19 +36,23 @@ func init() {
 // serves _cursor pages by calling the next handler with _page/_perPage
 // requests; on the filter endpoints it checks _filters before the backend
 // sees them. Every other request passes through untouched.
+//
+// Each exported field is an option: its row in the option table
+// (options.go; docs/options.md) says how a Caddyfile writes it, its
+// default, its range and whether it keeps deployments apart.
 type Gateway struct {
 	// BasePath prefixes every endpoint, e.g. "/api/v3".
 	BasePath string `json:"base_path,omitempty"`
-	// CursorEndpoints are the lists served by cursor. Default: the spec's four.
+	// CursorEndpoints are the lists served by cursor.
 	CursorEndpoints []string `json:"cursor_endpoints,omitempty"`
-	// FilterEndpoints are the lists whose _filters are validated. Default: /tickets.
+	// FilterEndpoints are the lists whose _filters are validated.
 	FilterEndpoints []string `json:"filter_endpoints,omitempty"`
-	// IDField is the gjson path of a record's id. Default: id.
+	// IDField is the gjson path of a record's id.
 	IDField string `json:"id_field,omitempty"`
 	// RecordsPath is the gjson path of the records array in an envelope.
-	// Default: the body is the array.
+	// Unset: the body is the array.
 	RecordsPath string `json:"records_path,omitempty"`
-	// IDOrder is numeric or lexical. Default: numeric.
+	// IDOrder is numeric or lexical.
 	IDOrder string `json:"id_order,omitempty"`
 	// BackendSort is the query that sorts a backend list ascending by id.
 	BackendSort string `json:"backend_sort,omitempty"`
@@ -68,55 +75,54 @@ type Gateway struct {
 	MaxQueryLength int `json:"max_query_length,omitempty"`
 	// OpenAPIPath, when set, is the path (e.g. /openapi.json) at which the
 	// gateway serves the OpenAPI document of its client contract; it is
-	// not prefixed with BasePath. Default: not served.
+	// not prefixed with BasePath. Unset: not served.
 	OpenAPIPath string `json:"openapi_path,omitempty"`
 	// DropBackendHeaders names the backend response headers that describe
 	// the backend's own page (its Link, X-Page, Content-Range, ...): a page
 	// the gateway composes is another page, so they are not passed on.
-	// Default: defaultDropBackendHeaders. Counts of the whole list, such as
-	// X-Total-Count, are not in it: they stay true of the gateway's list.
+	// Counts of the whole list, such as X-Total-Count, are not among the
+	// default ones: they stay true of the gateway's list.
 	DropBackendHeaders []string `json:"drop_backend_headers,omitempty"`
 	// DropEnvelopeMembers names the top-level members of a backend
 	// envelope (records_path set) that describe the backend's window (its
 	// page number, page size, offset, limit, page count, next/previous
 	// links): a page the gateway composes is another window, so they are
-	// left out of it. Default: defaultDropEnvelopeMembers and the backend
-	// paging names of backend_page_param, backend_per_page_param and
-	// backend_offset_param. Names compare exactly, case included. The
+	// left out of it; the default adds the backend's paging names to the
+	// common ones. Names compare exactly, case included. The
 	// member that holds the records is always kept; members nested
 	// inside it (data.page beside data.items) are not looked at.
 	DropEnvelopeMembers []string `json:"drop_envelope_members,omitempty"`
 	// LinkHeader adds `Link: <...>; rel="next"` (RFC 8288) beside
-	// next_page_cursor, for generic HTTP tooling. Off by default, so that
+	// next_page_cursor, for generic HTTP tooling. Off unless set, so that
 	// answers stay as API clients of the help-desk API know them.
 	LinkHeader bool `json:"link_header,omitempty"`
 
-	// BackendPageParam names the backend's page number. Default: _page.
+	// BackendPageParam names the backend's page number.
 	BackendPageParam string `json:"backend_page_param,omitempty"`
 	// BackendPerPageParam names the backend's page size, or its limit
-	// with BackendOffsetParam. Default: _perPage.
+	// with BackendOffsetParam.
 	BackendPerPageParam string `json:"backend_per_page_param,omitempty"`
-	// BackendFirstPage is the number of the backend's first page, 0 or 1.
-	// Default: 1. A pointer, since 0 is a value here, not the default.
+	// BackendFirstPage is the number of the backend's first page, 0 or 1:
+	// a pointer, since 0 is a value here, not the default.
 	BackendFirstPage *int `json:"backend_first_page,omitempty"`
 	// BackendOffsetParam, when set, names the offset of a window's first
 	// record: the backend is asked by offset and limit, with no page
-	// number. Default: none, the backend is asked by page.
+	// number. Unset: the backend is asked by page.
 	BackendOffsetParam string `json:"backend_offset_param,omitempty"`
 	// BackendKeyset, when set, is the backend's query for the records
 	// with id above a cursor, {id} standing for the cursor id, such as
 	// "id_gt={id}": cursor pages whose id is in the safe set are asked
-	// with it instead of by page or offset. Default: none.
+	// with it instead of by page or offset.
 	BackendKeyset string `json:"backend_keyset,omitempty"`
 
 	// ReadaheadTTL is how long a read-ahead window serves a walk's pages
-	// after the call that read it; 0 turns read-ahead off. Default: 2s.
-	// A pointer, since 0 is a value here, not the default.
+	// after the call that read it; 0 turns read-ahead off: a pointer,
+	// since 0 is a value here, not the default.
 	ReadaheadTTL *caddy.Duration `json:"readahead_ttl,omitempty"`
 	// ReadaheadMemory bounds the bytes the gateway keeps of its callers'
 	// lists across its endpoints, all counted: read-ahead windows, walks,
 	// identities and learned state; the least recently used list goes
-	// first. Default: 64 MiB.
+	// first.
 	ReadaheadMemory int64 `json:"readahead_memory,omitempty"`
 	// CallerKey names request facts, as placeholders such as
 	// {http.auth.user.id}, that make a caller besides those the gateway
@@ -129,7 +135,7 @@ type Gateway struct {
 	// rediss:// for TLS, so that instances behind a balancer that does not
 	// hash the caller (round_robin) continue each other's walks. Learned
 	// state and the position index stay in each instance. Placeholders
-	// such as {env.HELPDESK_STORE_URL} are replaced. Default: none.
+	// such as {env.HELPDESK_STORE_URL} are replaced.
 	ReadaheadStore string `json:"readahead_store,omitempty"`
 	// ReadaheadStoreKey is the secret that keys the hash naming each
 	// caller's entries in the store, so that the store holds no query or
@@ -138,19 +144,19 @@ type Gateway struct {
 	// {env.HELPDESK_STORE_KEY} are replaced. Never logged.
 	ReadaheadStoreKey string `json:"readahead_store_key,omitempty"`
 	// ReadaheadStoreTimeout is each store call's deadline: a store slower
-	// than this costs a backend call, never a late page. Default: 50ms.
+	// than this costs a backend call, never a late page.
 	ReadaheadStoreTimeout caddy.Duration `json:"readahead_store_timeout,omitempty"`
 
-	// MaxFilters bounds the conditions in one _filters value. Default: 50.
+	// MaxFilters bounds the conditions in one _filters value.
 	MaxFilters int `json:"max_filters,omitempty"`
-	// MaxFiltersLength bounds a _filters value, in bytes. Default: 8 KiB.
+	// MaxFiltersLength bounds a _filters value, in bytes.
 	MaxFiltersLength int `json:"max_filters_length,omitempty"`
 
 	// Deployment names the deployment: instances with the same name (and
 	// config) share readahead_store's entries, others never do. It goes
 	// into the fingerprint beside the options and the backend the
 	// handlers after the gateway reach (deployment.go); set it where the
-	// config cannot say which backend that is. Default: none.
+	// config cannot say which backend that is.
 	Deployment string `json:"deployment,omitempty"`
 
 	// StatusCodes, ChannelTypes and PeriodCodes restrict the codes accepted
@@ -163,7 +169,7 @@ type Gateway struct {
 	sortParams  url.Values      // backend_sort, parsed
 	dialect     legacy.Dialect  // the backend's paging names
 	backendOnly []string        // the dialect's names that are not the clients' as well
-	shadowNames []string        // the names parameters must not pass for; see shadowError
+	shadowNames []string        // the names parameters must not pass for; see pagequery.ShadowError
 	dropHeaders map[string]bool // DropBackendHeaders, canonical
 	dropMembers legacy.Members  // DropEnvelopeMembers
 	dropKeyset  legacy.Members  // and, for keyset calls' answers, keysetCountMembers
@@ -187,11 +193,11 @@ type endpoint struct {
 	cursor bool   // a cursor endpoint; else a filter endpoint
 	engine *translate.Engine
 	m      *endpointMetrics
-	counts pageCounters // cursor endpoints only; see the admin endpoint
-	warned atomic.Bool  // the first page-limit warning was logged
+	counts adminreport.Counters // cursor endpoints only; see the admin endpoint
+	warned atomic.Bool          // the first page-limit warning was logged
 	// learned: the page limits its lists learned; agreed: the last limit
-	// the callers agreed on, as logged (learned.go).
-	learned learnedLimits
+	// the callers agreed on, as logged (learnedlimit).
+	learned learnedlimit.Limits
 	agreed  atomic.Int64
 	// keysetWarned: the warning that the backend misreads backend_keyset
 	// was logged.
@@ -233,8 +239,8 @@ func (g *Gateway) Provision(ctx caddy.Context) (err error) {
 	g.order, _ = cursor.ParseOrder(g.IDOrder)
 	g.sortParams, _ = url.ParseQuery(g.BackendSort)
 	g.dialect = g.backendDialect()
-	g.backendOnly = backendOnlyParams(g.dialect)
-	g.shadowNames = shadowNames(g.sortParams, g.dialect)
+	g.backendOnly = pagequery.BackendOnly(g.dialect)
+	g.shadowNames = pagequery.ShadowNames(g.sortParams, g.dialect)
 	g.dropHeaders = make(map[string]bool, len(g.DropBackendHeaders))
 	for _, name := range g.DropBackendHeaders {
 		g.dropHeaders[http.CanonicalHeaderKey(name)] = true

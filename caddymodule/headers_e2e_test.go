@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -61,7 +61,7 @@ func TestOneSetOfHeaders(t *testing.T) {
 	backend := &chattyBackend{next: b}
 	srv := httptest.NewServer(backend)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	encode gzip
 	helpdesk_gateway {
@@ -79,7 +79,7 @@ http://:0 {
 			require.NoError(t, err)
 			// Set either way, or Go's client asks for gzip and hides it.
 			req.Header.Set("Accept-Encoding", map[bool]string{false: "identity", true: "gzip"}[acceptGzip])
-			resp, err := harness.Client.Do(req)
+			resp, err := gatewaytest.Client.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			require.Equal(t, http.StatusOK, resp.StatusCode)

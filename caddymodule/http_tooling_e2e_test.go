@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -21,7 +21,7 @@ func do(t testing.TB, method, rawURL string) answer {
 	t.Helper()
 	req, err := http.NewRequest(method, rawURL, nil)
 	require.NoError(t, err)
-	resp, err := harness.Client.Do(req)
+	resp, err := gatewaytest.Client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	a := answer{status: resp.StatusCode, header: resp.Header}
@@ -118,7 +118,7 @@ func TestBackendPagingHeadersDropped(t *testing.T) {
 	targets := []string{"/calls?_perPage=10", "/calls?_perPage=10&_cursor=" + cursorFor(all[30]), "/calls?_page=3&_perPage=10"}
 
 	t.Run("default list", func(t *testing.T) {
-		c := harness.Start(t, `
+		c := gatewaytest.Start(t, `
 http://:0 {
 	helpdesk_gateway
 	reverse_proxy {backend}
@@ -141,7 +141,7 @@ http://:0 {
 		assert.Len(t, a.header.Values("Link"), 2)
 	})
 	t.Run("a Link of the site's own stays", func(t *testing.T) {
-		c := harness.Start(t, `
+		c := gatewaytest.Start(t, `
 http://:0 {
 	header Link "<https://docs.example.com/calls>; rel=\"help\""
 	helpdesk_gateway
@@ -153,7 +153,7 @@ http://:0 {
 		assert.Empty(t, a.header.Get("X-Page"))
 	})
 	t.Run("configured list", func(t *testing.T) {
-		c := harness.Start(t, `
+		c := gatewaytest.Start(t, `
 http://:0 {
 	helpdesk_gateway {
 		drop_backend_headers x-total-count X-Page
@@ -183,7 +183,7 @@ func TestLinkHeader(t *testing.T) {
 	all := strIDs(b.IDs("calls"))
 
 	t.Run("off by default", func(t *testing.T) {
-		c := harness.Start(t, `
+		c := gatewaytest.Start(t, `
 http://:0 {
 	helpdesk_gateway
 	reverse_proxy {backend}
@@ -194,7 +194,7 @@ http://:0 {
 		assert.Empty(t, a.header.Values("Link"))
 	})
 
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	uri strip_prefix /v3
 	helpdesk_gateway {

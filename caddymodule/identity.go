@@ -1,198 +1,31 @@
 package caddymodule
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
-	"slices"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/helpdesk-gateway/gateway/caller"
 )
 
-// perRequestHeaders are the request headers that do not make a caller's
-// view of a list: they change from one request to the next of the same
-// caller (trace and request ids, the forwarding chain), or they describe
-// the client's page rather than the backend's answer (validators, ranges,
-// cache directives: the gateway's backend calls carry none of them), or
-// the connection (hop-by-hop headers, the encoding the gateway sets
-// itself). Every other header counts: two requests that differ in any of
-// them (an API key, a cookie, a language) are two callers.
-//
-// X-B3-* and X-Amzn-Trace-* are families: perRequestPrefixes. The
-// X-Forwarded-* headers of the forwarding chain are named one by one
-// (from a trusted proxy, of the server's trusted_proxies or of those of
-// a reverse_proxy after the gateway, appendCaller reads those
-// reverse_proxy passes on):
-// others of that prefix name the caller (oauth2-proxy's X-Forwarded-User,
-// -Email, -Groups and -Access-Token; Envoy's X-Forwarded-Client-Cert) and
-// count, as every header not listed here does.
-var perRequestHeaders = []string{
-	// Trace and request ids.
-	"Traceparent", "Tracestate", "Baggage", "B3", "Uber-Trace-Id", "Sentry-Trace",
-	"X-Request-Id", "Request-Id", "X-Correlation-Id", "X-Cloud-Trace-Context",
-	// The forwarding chain.
-	"Forwarded", "Via", "X-Real-Ip",
-	"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port",
-	"X-Forwarded-Prefix", "X-Forwarded-Server", "X-Forwarded-Ssl", "X-Forwarded-Scheme",
-	"X-Forwarded-Protocol",
-	// What describes the client's page, not the backend's answer.
-	"If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range",
-	"Cache-Control", "Pragma",
-	// The connection, and the encoding the gateway asks for itself.
-	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding",
-	"Upgrade", "Content-Length", "Accept-Encoding",
-}
-
-// perRequestPrefixes are the header families perRequestHeaders names.
-var perRequestPrefixes = []string{"X-B3-", "X-Amzn-Trace-"}
-
-// perRequestSet is perRequestHeaders as a set: a header name is looked
-// up in it for every header of every cursor request.
-var perRequestSet = func() map[string]bool {
-	m := make(map[string]bool, len(perRequestHeaders))
-	for _, name := range perRequestHeaders {
-		m[name] = true
-	}
-	return m
-}()
-
-// perRequest reports whether a canonical header name is per request.
-func perRequest(name string) bool {
-	if perRequestSet[name] {
-		return true
-	}
-	for _, p := range perRequestPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// listIdentity names the list a request reads as its caller sees it: the
-// path, the client's own (non-paging) parameters as forwarded, and the
-// caller, which is everything the backend may see of the request (see
-// appendCaller). It is the one key of everything the gateway keeps per
-// list: the position index, the page sizes learned from the backend, the
-// walk's read-ahead pace and its windows. Two API keys walking one list
-// are two lists here, so neither's records, cost or learned limits reach
-// the other.
-//
-// The caller goes in as a SHA-256 of its facts, each framed by its length
-// (so that no two sets of facts frame to the same bytes): the identity
-// stays short whatever the headers, holds no credential in the clear, and
-// two callers cannot be made to share one (windows, which are content,
-// are keyed by the identity in full). The caller's hash is always the
-// last sha256.Size bytes (see callerOf).
+// listIdentity names the list r reads as its caller sees it
+// (caller.List), with the facts of the caller only Caddy knows: the
+// client address it resolved, whether a trusted proxy's forwarding
+// headers reach the backend, and the caller_key placeholders' values.
 func (g *Gateway) listIdentity(r *http.Request, forward string) string {
-	var room [1024]byte
-	sum := sha256.Sum256(g.appendCaller(room[:0], r))
-	var b strings.Builder
-	b.Grow(len(r.URL.Path) + 1 + len(forward) + 1 + sha256.Size)
-	b.WriteString(r.URL.Path)
-	b.WriteByte('?')
-	b.WriteString(forward)
-	b.WriteByte(0)
-	b.Write(sum[:])
-	return b.String()
-}
-
-// callerOf returns the caller part of a list identity: the hash of what
-// the backend may see of the caller, the same for every list it reads.
-func callerOf(list string) string {
-	return list[max(len(list)-sha256.Size, 0):]
-}
-
-// paramsOf returns the list part of a list identity: its path, '?' and
-// the client's own parameters, the same for every caller of that list.
-func paramsOf(list string) string {
-	return list[:max(len(list)-sha256.Size-1, 0)]
-}
-
-// appendCaller appends to b the facts that make r's caller, each framed
-// by its length, in a fixed order:
-//
-//   - the Host;
-//   - the client address as Caddy resolves it (the server's
-//     trusted_proxies and client_ip_headers: {http.vars.client_ip}), which
-//     reverse_proxy sends as X-Forwarded-For;
-//   - the connection's scheme, which reverse_proxy sends as
-//     X-Forwarded-Proto, and from a trusted proxy its own address and the
-//     X-Forwarded-For chain (reverse_proxy sends both, the address last),
-//     X-Forwarded-Proto and X-Forwarded-Host it passes on (from
-//     anyone else reverse_proxy replaces them with the client address,
-//     the scheme and the Host, already in). A proxy is trusted by the
-//     server's trusted_proxies, or by the handler-level trusted_proxies
-//     of a reverse_proxy after the gateway (passesForwarded), which
-//     reverse_proxy checks against the connection's peer; where the
-//     handlers after the gateway are not all known, these headers count
-//     whenever a client sends them;
-//   - the SHA-256 fingerprint of the TLS client certificate, if any;
-//   - the values of the caller_key placeholders;
-//   - every request header but the per-request ones and those the client
-//     names in Connection (reverse_proxy drops them: the backend never
-//     sees them), by sorted name, each value framed.
-func (g *Gateway) appendCaller(b []byte, r *http.Request) []byte {
-	b = appendField(b, r.Host)
 	trusted, client := clientAddress(r)
 	if g.passesForwarded(r) { // always asked: it reads the deployment on the first request (deployment.go)
 		trusted = true
 	}
-	b = appendField(b, client)
-	if r.TLS != nil {
-		b = append(b, 1) // https; reverse_proxy's X-Forwarded-Proto unless a trusted proxy sent one
-	} else {
-		b = append(b, 0)
-	}
-	if trusted {
-		// reverse_proxy appends the trusted proxy's own address (the
-		// connection's peer) to the chain it passes on.
-		b = append(b, 1)
-		b = appendField(b, peerHost(r))
-		b = appendValues(b, r.Header["X-Forwarded-For"])
-		b = appendField(b, lastValue(r.Header, "X-Forwarded-Proto"))
-		b = appendField(b, lastValue(r.Header, "X-Forwarded-Host"))
-	} else {
-		b = append(b, 0)
-	}
-	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
-		fp := sha256.Sum256(r.TLS.PeerCertificates[0].Raw)
-		b = append(b, 1)
-		b = append(b, fp[:]...)
-	} else {
-		b = append(b, 0)
-	}
+	f := caller.Facts{Client: client, Forwarded: trusted, Keys: g.CallerKey}
 	if len(g.CallerKey) > 0 {
-		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-		for _, key := range g.CallerKey {
-			v := key
-			if repl != nil {
-				v = repl.ReplaceAll(key, "")
-			}
-			b = appendField(b, v)
+		if repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); repl != nil {
+			f.Replace = func(key string) string { return repl.ReplaceAll(key, "") }
 		}
 	}
-
-	var room [32]string
-	names := room[:0]
-	dropped := r.Header["Connection"]
-	for name := range r.Header {
-		if !perRequest(name) && !namedIn(dropped, name) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, name := range names {
-		b = appendField(b, name)
-		b = appendValues(b, r.Header[name])
-	}
-	return b
+	return caller.List(r, forward, f)
 }
 
 // passesForwarded reports whether the handlers after the gateway pass
@@ -206,15 +39,7 @@ func (g *Gateway) passesForwarded(r *http.Request) bool {
 	if d.trustUnknown {
 		return r.Header["X-Forwarded-For"] != nil || r.Header["X-Forwarded-Proto"] != nil || r.Header["X-Forwarded-Host"] != nil
 	}
-	if len(d.trust) == 0 {
-		return false
-	}
-	host, _, _ := strings.Cut(peerHost(r), "%")
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(d.trust, func(p netip.Prefix) bool { return p.Contains(addr) })
+	return caller.PeerIn(r, d.trust)
 }
 
 // clientAddress returns the client address as Caddy resolved it for r,
@@ -233,121 +58,4 @@ func clientAddress(r *http.Request) (trusted bool, client string) {
 		return trusted, r.RemoteAddr
 	}
 	return trusted, host
-}
-
-// peerHost returns the host of the connection's peer address.
-func peerHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// namedIn reports whether the Connection header values list name, as
-// tokens compared without case (RFC 9110, section 7.6.1).
-func namedIn(connection []string, name string) bool {
-	for _, v := range connection {
-		for tok := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// lastValue is the last value of a header, as reverse_proxy reads
-// X-Forwarded-Proto and -Host.
-func lastValue(h http.Header, name string) string {
-	if v := h[name]; len(v) > 0 {
-		return v[len(v)-1]
-	}
-	return ""
-}
-
-// appendField appends s framed by its length.
-func appendField(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// appendValues appends the values of a header, framed by their count and
-// each by its length.
-func appendValues(b []byte, values []string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(values)))
-	for _, v := range values {
-		b = appendField(b, v)
-	}
-	return b
-}
-
-// wantsFresh reports whether the request asks for the backend's own
-// answer rather than a stored one, as RFC 9111 asks of a cache: a
-// Cache-Control of no-cache or max-age=0, or, without Cache-Control, the
-// HTTP/1.0 Pragma: no-cache (section 5.4). Such a request is never
-// served from a read-ahead window.
-func wantsFresh(h http.Header) bool {
-	cc, ok := h["Cache-Control"]
-	if !ok {
-		for _, v := range h["Pragma"] {
-			if hasDirective(v, "no-cache") {
-				return true
-			}
-		}
-		return false
-	}
-	for _, v := range cc {
-		if hasDirective(v, "no-cache") || hasDirective(v, "no-store") || maxAgeZero(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// maxAgeZero reports whether a Cache-Control list holds a max-age of
-// zero seconds, however written: max-age=0, max-age=00, or the quoted
-// max-age="0" that RFC 9111 (section 5.2) asks recipients to accept.
-func maxAgeZero(list string) bool {
-	for part := range strings.SplitSeq(list, ",") {
-		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok || !strings.EqualFold(name, "max-age") {
-			continue
-		}
-		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
-			value = value[1 : len(value)-1]
-		}
-		if value != "" && strings.Trim(value, "0") == "" {
-			return true
-		}
-	}
-	return false
-}
-
-// hasDirective reports whether a comma-separated directive list holds d,
-// compared without case. A no-cache with a field list (no-cache="x")
-// counts as no-cache.
-func hasDirective(list, d string) bool {
-	for part := range strings.SplitSeq(list, ",") {
-		part = strings.TrimSpace(part)
-		if strings.EqualFold(part, d) {
-			return true
-		}
-		if name, _, ok := strings.Cut(part, "="); ok && d == "no-cache" && strings.EqualFold(strings.TrimSpace(name), d) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkCallerKey refuses a caller_key value with no placeholder: a
-// constant is the same for every caller, so it would tell none apart,
-// and is most likely a placeholder mistyped.
-func checkCallerKey(keys []string) error {
-	for _, k := range keys {
-		open := strings.IndexByte(k, '{')
-		if open < 0 || !strings.Contains(k[open:], "}") {
-			return fmt.Errorf("caller_key: %q holds no placeholder such as {http.auth.user.id} or {http.vars.tenant}; a constant is the same for every caller", k)
-		}
-	}
-	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -34,9 +34,7 @@ func TestKeysetPagesShowNoShrinkingCount(t *testing.T) {
 	for _, ttl := range []string{"0", "10s"} {
 		t.Run("readahead_ttl="+ttl, func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 31, Records: 400, MaxPerPage: dialectLimit, Envelope: s.envelope, Paging: s.paging})
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl "+ttl), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl "+ttl), b)
 			all := strIDs(b.IDs("calls"))
 			var counted, without int
 			pageIDs := func(a answer) []string {
@@ -86,7 +84,7 @@ func TestKeysetRecordsUnderACountName(t *testing.T) {
 		fmt.Fprintf(w, `{"count":[%s],"total":%d}`, strings.Join(recs, ","), n-from)
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\trecords_path count"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\trecords_path count"), srv.URL)
 	var want []string
 	for id := 1; id <= n; id++ {
 		want = append(want, strconv.Itoa(id))

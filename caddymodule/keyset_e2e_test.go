@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // keysetStyle is one backend's form of "the records with id above X",
@@ -75,7 +75,7 @@ func TestKeysetStylesServeEveryRecord(t *testing.T) {
 			srv := httptest.NewServer(rec)
 			t.Cleanup(srv.Close)
 			// Read-ahead off: every page is a backend call, to be seen asked by keyset.
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl 0"), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, s.options+"\n\t\treadahead_ttl 0"), srv.URL)
 			all := strIDs(b.IDs("calls"))
 			pageIDs := s.pageIDs(t)
 			r := rand.New(rand.NewPCG(23, uint64(len(s.name))))
@@ -131,26 +131,6 @@ func TestKeysetStylesServeEveryRecord(t *testing.T) {
 	}
 }
 
-// TestKeysetStylesUnderChurn: while records are inserted and deleted
-// right where each backend call looks (at the records above the cursor,
-// for a keyset call), concurrent walks in every form serve no record
-// twice and skip none that existed throughout, read-ahead on (the
-// default), so keyset windows are read ahead and kept too.
-func TestKeysetStylesUnderChurn(t *testing.T) {
-	for _, s := range keysetStyles {
-		t.Run(s.name, func(t *testing.T) {
-			b := reference.New(reference.Config{Seed: 24, Records: 1200, MaxPerPage: dialectLimit, Envelope: s.envelope,
-				Paging: s.paging, KeysetInclusive: s.inclusive})
-			m := windowMischief{&mischief{b: b, next: b, r: rand.New(rand.NewPCG(5, 5)), deleted: map[string]map[int64]bool{"calls": {}}}}
-			initial := b.IDs("calls")
-			srv := httptest.NewServer(m)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, s.options), srv.URL)
-			walksUnderMischief(t, c.URL, m, initial, s.pageIDs(t))
-		})
-	}
-}
-
 // TestKeysetCost counts, at the reference backend speaking id_gt, what
 // cursor walks cost it through a real Caddy: one keyset call per cursor
 // page, at most p+1 records stepped through per keyset call at any
@@ -169,9 +149,7 @@ func TestKeysetCost(t *testing.T) {
 			// The same walk asked by page, for comparison: every page steps
 			// through the records before it.
 			pb := reference.New(reference.Config{Seed: 25, Records: records})
-			psrv := httptest.NewServer(pb)
-			t.Cleanup(psrv.Close)
-			pc := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), psrv.URL)
+			pc := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 0"), pb)
 			_, ppages := walkCursor(t, pc.URL, "/calls", perPage, "")
 			t.Logf("the same walk by _page: %d calls (%.2f per page), %.3f records fetched per record served, %.1f records stepped through per call",
 				pb.Requests("calls"), float64(pb.Requests("calls"))/float64(ppages), float64(pb.Served("calls"))/records, float64(pb.Stepped("calls"))/float64(pb.Requests("calls")))
@@ -179,9 +157,7 @@ func TestKeysetCost(t *testing.T) {
 
 			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
 			rec := &recorder{next: b}
-			srv := httptest.NewServer(rec)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_keyset \"id_gt={id}\"\n\t\treadahead_ttl 0"), rec)
 			ids, pages := walkCursor(t, c.URL, "/calls", perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
 			calls, served, stepped := b.Requests("calls"), b.Served("calls"), b.Stepped("calls")
@@ -261,9 +237,7 @@ func TestKeysetCostWithReadahead(t *testing.T) {
 		t.Run(fmt.Sprintf("perPage=%d", perPage), func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 25, Records: records, Paging: legacy.Dialect{Keyset: "id_gt={id}"}})
 			rec := &recorder{next: b}
-			srv := httptest.NewServer(rec)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`+"\n\t\treadahead_ttl 30s"), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, `backend_keyset "id_gt={id}"`+"\n\t\treadahead_ttl 30s"), rec)
 			caddymodule.TrustWalks() // as a lone instance after its first walk: read-ahead's cost, not the proof's
 			ids, pages := walkCursorSettled(t, c.URL, "/calls", perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)
@@ -306,7 +280,7 @@ func TestKeysetSharedStoreWalk(t *testing.T) {
 	rec := &recorder{next: b}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
+	c := gatewaytest.Start(t, scaleOutSites(t, 3, "round_robin", sharedStoreOptions(store,
 		`backend_keyset "id_gt={id}"`, storeTimeout, "readahead_ttl 30s")), srv.URL)
 	ids, pages := walkSharedPages(t, c.URL, "/calls", 10, "client-1", "")
 	require.Equal(t, strIDs(b.IDs("calls")), ids, "the walk is exact")

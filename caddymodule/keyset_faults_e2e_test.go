@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -17,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy"
 )
 
@@ -74,7 +73,7 @@ func stringIDs(t *testing.T, a answer, envelope string) []string {
 // after.
 func misreads(t *testing.T, admin string) string {
 	t.Helper()
-	resp, err := harness.Client.Get("http://" + admin + "/metrics")
+	resp, err := gatewaytest.Client.Get("http://" + admin + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	metrics, _ := io.ReadAll(resp.Body)
@@ -125,9 +124,7 @@ func TestKeysetFormsNumericAndLexicalUnderChurn(t *testing.T) {
 				if envelope != "" {
 					options += "\n\t\trecords_path " + envelope
 				}
-				srv := httptest.NewServer(b)
-				t.Cleanup(srv.Close)
-				c := harness.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL)
+				c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, options), b)
 				for _, perPage := range []int{7, 49, 60} {
 					walk := walkKeyset(t, c.URL, perPage, envelope)
 					b.mu.Lock()
@@ -165,9 +162,7 @@ func TestKeysetMisreadingBackends(t *testing.T) {
 				b := newKeysetBackend("id_gt={id}", order, ids)
 				b.mode = mode
 				all := b.snapshot()
-				srv := httptest.NewServer(b)
-				t.Cleanup(srv.Close)
-				c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\tid_order "+order.String()), srv.URL, harness.Options{Admin: true})
+				c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\tid_order "+order.String()), b, gatewaytest.Options{Admin: true})
 				before, err := strconv.Atoi(misreads(t, c.Admin))
 				require.NoError(t, err)
 				for _, perPage := range []int{10, 33} {
@@ -218,9 +213,7 @@ func TestKeysetHostileCursorIDs(t *testing.T) {
 			r := rand.New(rand.NewPCG(11, 11))
 			b := newKeysetBackend(tmpl, cursor.Lexical, append(append(lexicalIDs(r, 300), hostile...), safe...))
 			all := b.snapshot()
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_keyset %q\n\t\tid_order lexical\n\t\t%s", tmpl, tc.readahead)), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_keyset %q\n\t\tid_order lexical\n\t\t%s", tmpl, tc.readahead)), b)
 			assert.Equal(t, all, walkKeyset(t, c.URL, 4, ""), "a walk through every hostile id")
 			for _, id := range append(slices.Clone(hostile), safe...) {
 				at, found := slices.BinarySearch(all, id)

@@ -3,7 +3,6 @@ package caddymodule_test
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
 // denseIDs returns n dense ascending numeric ids from 2 (2, 3, 5, 6, 8,
@@ -71,9 +70,7 @@ func TestKeysetMisreadsThroughCaddy(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%q", mode, readahead), func(t *testing.T) {
 				b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 				b.mode = mode
-				srv := httptest.NewServer(b)
-				t.Cleanup(srv.Close)
-				c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
+				c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), b)
 				for _, perPage := range []int{9, 10, 100} {
 					for _, cursor := range []string{"9", "99", "999", "1000"} {
 						// cold: a list identity never seen (the backend
@@ -127,9 +124,7 @@ func TestKeysetTextMisreadInsideAWindow(t *testing.T) {
 		t.Run(fmt.Sprintf("%q", readahead), func(t *testing.T) {
 			b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 			b.mode = "text"
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\t"+readahead), b)
 			for _, perPage := range []int{10, 100} {
 				assert.Equal(t, all, walkKeyset(t, c.URL, perPage, ""), "%d a page", perPage)
 			}
@@ -155,9 +150,7 @@ func TestKeysetLongAnswersThroughCaddy(t *testing.T) {
 		t.Run(tc.mode+" "+tc.options, func(t *testing.T) {
 			b := newKeysetBackend("id_gt={id}", cursor.Numeric, all)
 			b.mode, b.keyedSize = tc.mode, 300
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\treadahead_ttl 0\n\t\t"+tc.options), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}\n\t\treadahead_ttl 0\n\t\t"+tc.options), b)
 			for _, after := range []string{"9", "99", "999"} {
 				at, _ := slices.BinarySearchFunc(all, after, cursor.Numeric.Compare)
 				if tc.refused && len(all)-at > 200 { // more than backend_max_per_page sent

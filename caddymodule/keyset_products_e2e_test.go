@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -17,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
 )
 
 // The keyset tests in keyset_e2e_test.go run the reference backend, which
@@ -272,9 +271,7 @@ func TestKeysetProducts(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(23, uint64(len(p.name))))
 			b := newProductBackend(p, r, 1500)
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), b)
 			all, pageIDs := b.list(), p.pageIDs(t)
 
 			for _, size := range []int{7, 60} { // below every clamp: TestKeysetProductsUnderChurn walks past them
@@ -363,9 +360,7 @@ func churnWalks(t *testing.T, p keysetProduct, options string) {
 	b := newProductBackend(p, rand.New(rand.NewPCG(24, uint64(len(p.name)))), 1200)
 	b.churn = rand.New(rand.NewPCG(5, uint64(len(p.name))))
 	initial := b.list()
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, options), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, options), b)
 	var wg sync.WaitGroup
 	walks := make([][]string, 3)
 	for i, size := range []int{9, 100, 130} {
@@ -408,9 +403,7 @@ func TestKeysetProductHostileIDs(t *testing.T) {
 	p := keysetProducts[1]
 	require.Equal(t, "PocketBase", p.name)
 	b := newProductBackend(p, rand.New(rand.NewPCG(25, 25)), 400)
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, p.options+"\n\t\treadahead_ttl 0"), b)
 	all := b.list()
 	for _, id := range []string{"m') || (id!='", `m\') || id>'`, `m" || id>"`, "m'", `m\`} {
 		b.reset()

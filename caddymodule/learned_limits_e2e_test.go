@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // TestLearnedLimitStaysWithItsCaller (issue 26 point 3): a backend
@@ -43,13 +43,13 @@ func TestLearnedLimitStaysWithItsCaller(t *testing.T) {
 			t.Cleanup(srv.Close)
 			site := fmt.Sprintf(gatewaySite, tc.options)
 
-			c := harness.Start(t, site, srv.URL)
+			c := gatewaytest.Start(t, site, srv.URL)
 			alone := &keyedWalker{base: c.URL, perPage: tc.perPage, headers: fixed("X-Api-Key", "a-alone")}
 			walkAll(t, alone)
 			require.Equal(t, kb.a, alone.ids)
 			c.Stop(t) // one Caddy at a time; the next one starts fresh
 
-			c = harness.Start(t, site, srv.URL)
+			c = gatewaytest.Start(t, site, srv.URL)
 			short := &keyedWalker{base: c.URL, perPage: tc.perPage, extra: "maxrows=30", headers: fixed("X-Api-Key", "a-short")}
 			walkAll(t, short)
 			require.Equal(t, kb.a, short.ids, "the caller with maxrows=30 walks every record")
@@ -85,8 +85,8 @@ func TestOneCallersClampIsNotTheEndpoints(t *testing.T) {
 	t.Cleanup(srv.Close)
 	site := fmt.Sprintf(gatewaySite, "readahead_ttl 0")
 	type learned struct{ Limit, Lists, Callers int }
-	state := func(c *harness.Caddy) (limit int, source string, limits []learned, gauge string) {
-		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+	state := func(c *gatewaytest.Caddy) (limit int, source string, limits []learned, gauge string) {
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		var rep adminReport
@@ -96,7 +96,7 @@ func TestOneCallersClampIsNotTheEndpoints(t *testing.T) {
 		for _, l := range ep.LearnedPageLimits {
 			limits = append(limits, learned{l.Limit, l.Lists, l.Callers})
 		}
-		m, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		m, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		require.NoError(t, err)
 		defer m.Body.Close()
 		body, _ := io.ReadAll(m.Body)
@@ -107,13 +107,13 @@ func TestOneCallersClampIsNotTheEndpoints(t *testing.T) {
 		}
 		return ep.BackendPageLimit, ep.BackendPageLimitSource, limits, gauge
 	}
-	walk := func(c *harness.Caddy, key, extra string) {
+	walk := func(c *gatewaytest.Caddy, key, extra string) {
 		w := &keyedWalker{base: c.URL, perPage: 600, extra: extra, headers: fixed("X-Api-Key", key)}
 		walkAll(t, w)
 		require.Equal(t, kb.view(key), w.ids)
 	}
 
-	c := harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, site, srv.URL, gatewaytest.Options{Admin: true})
 	walk(c, "a-short", "maxrows=30")
 	limit, source, limits, gauge := state(c)
 	assert.Equal(t, 1000, limit, "one caller's clamp is not the endpoint's limit")
@@ -130,7 +130,7 @@ func TestOneCallersClampIsNotTheEndpoints(t *testing.T) {
 	assert.Equal(t, "1000", gauge)
 	c.Stop(t)
 
-	c = harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	c = gatewaytest.Start(t, site, srv.URL, gatewaytest.Options{Admin: true})
 	walk(c, "a-one", "")
 	limit, _, _, gauge = state(c)
 	assert.Equal(t, 1000, limit, "one caller")

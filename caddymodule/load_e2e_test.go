@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -31,13 +31,17 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	}
 	// Start and stop Caddy once, so the baseline holds what Caddy keeps
 	// for the life of the process.
-	warm := harness.Start(t, "http://:0 {\n\trespond ok\n}\n", "")
+	warm := gatewaytest.Start(t, "http://:0 {\n\trespond ok\n}\n", "")
 	warm.Stop(t)
-	harness.Client.CloseIdleConnections()
+	gatewaytest.Client.CloseIdleConnections()
 	time.Sleep(100 * time.Millisecond)
 	baseline := runtime.NumGoroutine()
 
-	b := reference.New(reference.Config{Seed: 9, Records: 3000, ChurnPerSecond: 300, RecordDeletions: true})
+	// 1,000 records a list at 300 mutations a second: a walk meets as much
+	// of its list changed as one of the 3,000 this test first walked (it
+	// is a third as long), and the last walks, begun after the last
+	// reload, end three times as soon.
+	b := reference.New(reference.Config{Seed: 9, Records: 1000, ChurnPerSecond: 300, RecordDeletions: true})
 	b.Start()
 	srv := httptest.NewServer(b)
 	lists := []string{"calls", "grid/reports/time", "phone_numbers", "tickets/history"}
@@ -46,8 +50,8 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 		initial[l] = b.IDs(l)
 	}
 	// A fixed port, so the reloaded config keeps the listener.
-	site := "http://" + harness.FreeLoopbackAddr(t)[len("127.0.0.1"):] + " {\n\thelpdesk_gateway {\n\t\tindex_size %d\n\t}\n\treverse_proxy {backend}\n}\n"
-	c := harness.Start(t, fmt.Sprintf(site, 1000), srv.URL, harness.Options{Admin: true})
+	site := "http://" + gatewaytest.FreeLoopbackAddr(t)[len("127.0.0.1"):] + " {\n\thelpdesk_gateway {\n\t\tindex_size %d\n\t}\n\treverse_proxy {backend}\n}\n"
+	c := gatewaytest.Start(t, fmt.Sprintf(site, 1000), srv.URL, gatewaytest.Options{Admin: true})
 
 	// The load is bounded by counts, not by time: reloads come after so
 	// many requests, and every walker ends with one whole walk begun after
@@ -124,7 +128,7 @@ func TestLoadUnderChurnWithReload(t *testing.T) {
 	c.Stop(t)
 	srv.Close()
 	b.Close()
-	harness.Client.CloseIdleConnections()
+	gatewaytest.Client.CloseIdleConnections()
 	end := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > baseline && time.Now().Before(end) {
 		time.Sleep(20 * time.Millisecond)
@@ -157,7 +161,7 @@ func loadWalk(base, list string, perPage int, deadline time.Time, requests, faul
 			q.Set("_cursor", cursor)
 		}
 		requests.Add(1)
-		resp, err := harness.Client.Get(base + "/" + list + "?" + q.Encode())
+		resp, err := gatewaytest.Client.Get(base + "/" + list + "?" + q.Encode())
 		if err != nil {
 			faults.Add(1)
 			return loadWalkResult{}, false

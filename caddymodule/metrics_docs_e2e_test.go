@@ -15,17 +15,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
-// documentedMetrics reads the metrics table of docs/operating.md
-// ("Metrics and logs"): each metric's name, prefixed, and its labels.
+// documentedMetrics reads the metrics table of docs/metrics.md
+// ("Metrics"): each metric's name, prefixed, and its labels.
 func documentedMetrics(t *testing.T) map[string][]string {
 	t.Helper()
-	raw, err := os.ReadFile("../docs/operating.md")
+	raw, err := os.ReadFile("../docs/metrics.md")
 	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(raw), "\n## Metrics and logs\n")
+	_, section, ok := strings.Cut(string(raw), "\n## Metrics\n")
 	require.True(t, ok)
 	section, _, _ = strings.Cut(section, "\n## ")
 	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| *([a-z_, ]*?) *\\|")
@@ -40,7 +40,7 @@ func documentedMetrics(t *testing.T) map[string][]string {
 		sort.Strings(labels)
 		out["helpdesk_gateway_"+m[1]] = labels
 	}
-	require.NotEmpty(t, out, "the metrics table of docs/operating.md")
+	require.NotEmpty(t, out, "the metrics table of docs/metrics.md")
 	return out
 }
 
@@ -66,7 +66,7 @@ var seriesRE = regexp.MustCompile(`^([a-z_]+)(?:\{(.*)\})?$`)
 
 // TestDocumentedMetricsAtFirstScrape scrapes the admin endpoint's
 // /metrics of a Caddy that has served nothing, with no metrics global
-// option: every metric docs/operating.md lists is there with the labels
+// option: every metric docs/metrics.md lists is there with the labels
 // it lists, the gateway exports no metric the page leaves out, and every
 // counter of the gateway's endpoints (a base_path no other test uses, so
 // no other test counted in them) is there at 0: the ones the rollout
@@ -75,8 +75,8 @@ func TestDocumentedMetricsAtFirstScrape(t *testing.T) {
 	srv := httptest.NewServer(reference.New(reference.Config{Seed: 1, Records: 10}))
 	t.Cleanup(srv.Close)
 	const base = "/first-scrape"
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "base_path "+base), srv.URL, harness.Options{Admin: true})
-	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "base_path "+base), srv.URL, gatewaytest.Options{Admin: true})
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -107,12 +107,12 @@ func TestDocumentedMetricsAtFirstScrape(t *testing.T) {
 	for name, labels := range documented {
 		got, ok := exported[name]
 		if assert.True(t, ok, "%s is documented but not at the first scrape", name) {
-			assert.Equal(t, labels, got, "%s: the labels docs/operating.md lists", name)
+			assert.Equal(t, labels, got, "%s: the labels docs/metrics.md lists", name)
 		}
 	}
 	for name := range exported {
 		_, ok := documented[name]
-		assert.True(t, ok, "%s is exported but not in docs/operating.md's table", name)
+		assert.True(t, ok, "%s is exported but not in docs/metrics.md's table", name)
 	}
 
 	// Every metric the pages name anywhere, in the text too.

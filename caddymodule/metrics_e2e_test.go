@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -32,11 +32,11 @@ func TestMetricsAtTheAdminEndpoint(t *testing.T) {
 		b.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, gatewaytest.Options{Admin: true})
 	caddymodule.TrustWalks()
 
 	metricsText := func() string {
-		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
@@ -106,12 +106,10 @@ func metricValue(text, metric string) (float64, bool) {
 // relocation count from a running Caddy.
 func TestRelocationMetricAtTheAdminEndpoint(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 1, Records: 300})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), b, gatewaytest.Options{Admin: true})
 	const metric = `helpdesk_gateway_position_index_total{endpoint="/calls",event="relocation"}`
 	read := func() float64 {
-		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -65,7 +65,7 @@ http://:0 {
 	}
 }
 `
-	c := harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, site, srv.URL, gatewaytest.Options{Admin: true})
 	type cost struct {
 		ListRecords                int     `json:"list_records"`
 		Window                     int     `json:"window"`
@@ -74,7 +74,7 @@ http://:0 {
 	}
 	read := func() map[string]*cost {
 		t.Helper()
-		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		var rep struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/pagequery"
 )
 
 // openAPIConfig is what the OpenAPI document needs of the gateway; the
@@ -30,7 +31,7 @@ func (g *Gateway) openAPIConfig() openapi.Config {
 		MaxPerPage:      g.MaxPerPage,
 		MaxQueryLength:  g.MaxQueryLength,
 		LinkHeader:      g.LinkHeader,
-		BackendParams:   backendOnlyParams(g.backendDialect()),
+		BackendParams:   pagequery.BackendOnly(g.backendDialect()),
 		Filters:         g.filterConfig(),
 	}
 }

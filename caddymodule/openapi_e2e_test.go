@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/contract"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/openapi/contract"
 )
 
 const openAPISite = `
@@ -34,8 +34,8 @@ http://:0 {
 // the document `caddy helpdesk openapi` prints for the same Caddyfile, and
 // the document follows the config.
 func TestOpenAPIPathServesTheDocument(t *testing.T) {
-	_, srv := harness.Backend(t, reference.Config{Seed: 1, Records: 50, BasePath: "/api/v3"})
-	c := harness.Start(t, openAPISite, srv.URL)
+	_, srv := gatewaytest.Backend(t, reference.Config{Seed: 1, Records: 50, BasePath: "/api/v3"})
+	c := gatewaytest.Start(t, openAPISite, srv.URL)
 
 	a := get(t, c.URL+"/openapi.json")
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
@@ -64,7 +64,7 @@ func TestOpenAPIPathServesTheDocument(t *testing.T) {
 
 	req, err := http.NewRequest(http.MethodHead, c.URL+"/openapi.json", nil)
 	require.NoError(t, err)
-	resp, err := harness.Client.Do(req)
+	resp, err := gatewaytest.Client.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -72,14 +72,14 @@ func TestOpenAPIPathServesTheDocument(t *testing.T) {
 	assert.Empty(t, body)
 	assert.Equal(t, a.header.Get("Content-Length"), resp.Header.Get("Content-Length"))
 
-	resp, err = harness.Client.Post(c.URL+"/openapi.json", "application/json", strings.NewReader("{}"))
+	resp, err = gatewaytest.Client.Post(c.URL+"/openapi.json", "application/json", strings.NewReader("{}"))
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "other methods go to the backend")
 
 	// Off by default: the path is the backend's.
 	c.Stop(t)
-	c = harness.Start(t, strings.Replace(openAPISite, "openapi_path /openapi.json", "", 1), srv.URL)
+	c = gatewaytest.Start(t, strings.Replace(openAPISite, "openapi_path /openapi.json", "", 1), srv.URL)
 	assert.Equal(t, http.StatusNotFound, get(t, c.URL+"/openapi.json").status)
 }
 
@@ -87,7 +87,7 @@ func TestOpenAPIPathServesTheDocument(t *testing.T) {
 // answer of a gateway site against its document, so an answer that strays
 // fails the request. Here `respond` answers in the gateway's place.
 func TestContractCheckCatchesStrayAnswers(t *testing.T) {
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	route {
 		header Content-Type application/json
@@ -97,13 +97,13 @@ http://:0 {
 	}
 }
 `, "")
-	_, err := harness.Client.Get(c.URL + "/calls?_perPage=2")
+	_, err := gatewaytest.Client.Get(c.URL + "/calls?_perPage=2")
 	require.ErrorContains(t, err, "OpenAPI contract: GET /calls?_perPage=2: the 200 answer strays from the document")
 
-	_, err = harness.Client.Get(c.URL + "/tickets?_filters=" + url.QueryEscape(`[["status","L","open"]]`))
+	_, err = gatewaytest.Client.Get(c.URL + "/tickets?_filters=" + url.QueryEscape(`[["status","L","open"]]`))
 	require.ErrorContains(t, err, "the document finds the request invalid")
 
-	resp, err := harness.Client.Get(c.URL + "/tickets?_filters=" + url.QueryEscape(`[["status","IN","open"]]`))
+	resp, err := gatewaytest.Client.Get(c.URL + "/tickets?_filters=" + url.QueryEscape(`[["status","IN","open"]]`))
 	require.NoError(t, err, "a valid request answered as documented passes")
 	resp.Body.Close()
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -58,9 +58,7 @@ func gapAfter(t *testing.T, ids []int64, i int) int64 {
 // every record that existed for the whole walk appears.
 func TestReadaheadUnderChurn(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 23, Records: 1500, RecordDeletions: true})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, ""), b)
 	caddymodule.TrustWalks() // as a lone instance after its first walk
 
 	type result struct {
@@ -160,9 +158,9 @@ func TestReadaheadFreshness(t *testing.T) {
 	}
 	// Two gateways in one Caddy (one config per process): within, whose
 	// TTL no test outlives, and short.
-	within, short := "http://"+harness.FreeLoopbackAddr(t), "http://"+harness.FreeLoopbackAddr(t)
+	within, short := "http://"+gatewaytest.FreeLoopbackAddr(t), "http://"+gatewaytest.FreeLoopbackAddr(t)
 	site := "%s {\n\thelpdesk_gateway {\n\t\treadahead_ttl %s\n\t}\n\treverse_proxy {backend}\n}\n"
-	harness.Start(t, fmt.Sprintf(site, within, "1h")+fmt.Sprintf(site, short, ttl), srv.URL)
+	gatewaytest.Start(t, fmt.Sprintf(site, within, "1h")+fmt.Sprintf(site, short, ttl), srv.URL)
 	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
@@ -237,9 +235,7 @@ func TestReadaheadFreshness(t *testing.T) {
 func TestReadaheadCacheControl(t *testing.T) {
 	const perPage = 10
 	b := reference.New(reference.Config{Seed: 31, Records: 600})
-	srv := httptest.NewServer(b)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), b)
 	caddymodule.TrustWalks()
 
 	for i, tc := range []struct {
@@ -300,7 +296,7 @@ func TestReadaheadWindowServesConcurrentPages(t *testing.T) {
 	// The calls the pages made in their own requests, apart from the
 	// reads ahead of the walker they started in the background.
 	own := func() int64 { return b.Requests("calls") - caddymodule.BackgroundCalls() }
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "readahead_ttl 30s"), srv.URL)
 	caddymodule.TrustWalks()
 	key := []string{"X-Api-Key", "workers"}
 	ids := b.IDs("calls")
@@ -364,9 +360,7 @@ func TestReadaheadAtTheBackendLimit(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("perPage=%d", tc.perPage), func(t *testing.T) {
 			b := reference.New(reference.Config{Seed: 31, Records: records, MaxPerPage: limit})
-			srv := httptest.NewServer(b)
-			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), srv.URL)
+			c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, fmt.Sprintf("backend_max_per_page %d\n\t\tmax_per_page 1000", limit)), b)
 			caddymodule.TrustWalks()
 			ids, pages := walkCursorSettled(t, c.URL, "/calls", tc.perPage, "")
 			require.Equal(t, strIDs(b.IDs("calls")), ids)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -37,17 +37,17 @@ func TestReadaheadMemoryBound(t *testing.T) {
 	t.Cleanup(srv.Close)
 	// A fixed port, so the reloaded config keeps the listener; the reload
 	// changes index_size, so it makes a new gateway with empty windows.
-	site := "http://" + harness.FreeLoopbackAddr(t)[len("127.0.0.1"):] +
+	site := "http://" + gatewaytest.FreeLoopbackAddr(t)[len("127.0.0.1"):] +
 		" {\n\thelpdesk_gateway {\n\t\treadahead_memory 64KiB\n\t\tindex_size %d\n\t}\n\treverse_proxy {backend}\n}\n"
-	c := harness.Start(t, fmt.Sprintf(site, 1000), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, fmt.Sprintf(site, 1000), srv.URL, gatewaytest.Options{Admin: true})
 
 	metric := func(name string) float64 {
 		// Sampled while the config reloads: a connection that reaches the
 		// old admin server as it closes is asked again.
-		resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		for try := 0; err != nil && try < 20; try++ {
 			time.Sleep(10 * time.Millisecond)
-			resp, err = harness.Client.Get("http://" + c.Admin + "/metrics")
+			resp, err = gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 		}
 		require.NoError(t, err)
 		defer resp.Body.Close()

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -54,9 +54,9 @@ func TestReadaheadHeapSoak(t *testing.T) {
 		srv := httptest.NewServer(b)
 		defer srv.Close()
 		base := liveHeapNow()
-		site := "http://" + harness.FreeLoopbackAddr(t)[len("127.0.0.1"):] +
+		site := "http://" + gatewaytest.FreeLoopbackAddr(t)[len("127.0.0.1"):] +
 			" {\n\thelpdesk_gateway {\n\t\t" + readahead + "\n\t\tindex_size %d\n\t}\n\treverse_proxy {backend}\n}\n"
-		c := harness.Start(t, fmt.Sprintf(site, 10_000), srv.URL, harness.Options{Admin: true})
+		c := gatewaytest.Start(t, fmt.Sprintf(site, 10_000), srv.URL, gatewaytest.Options{Admin: true})
 		defer c.Stop(t)
 
 		var (
@@ -125,7 +125,7 @@ func soakWalk(t *testing.T, base string, i int64) int64 {
 		req, err := http.NewRequest(http.MethodGet, u, nil)
 		require.NoError(t, err)
 		req.Header.Set("X-Api-Key", key)
-		resp, err := harness.Client.Do(req)
+		resp, err := gatewaytest.Client.Do(req)
 		if !assert.NoError(t, err) {
 			return served
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 )
 
 // TestReloadKeepsStateOnlyWhenUnchanged holds docs/operating.md's claim
@@ -24,15 +24,15 @@ func TestReloadKeepsStateOnlyWhenUnchanged(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	// A fixed port, so that the reloaded config serves where the first did.
-	port := harness.FreeLoopbackAddr(t)[len("127.0.0.1"):]
+	port := gatewaytest.FreeLoopbackAddr(t)[len("127.0.0.1"):]
 	siteWith := func(options string) string {
 		return "http://" + port + " {\n\thelpdesk_gateway {\n\t\t" + options + "\n\t}\n\treverse_proxy {backend}\n}\n"
 	}
 	site := siteWith("readahead_ttl 30s")
-	c := harness.Start(t, site, srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, site, srv.URL, gatewaytest.Options{Admin: true})
 	caddymodule.TrustWalks()
 	state := func() (loaded time.Time, lists int) {
-		resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+		resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		var rep adminReport

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -27,7 +27,7 @@ func TestRewriteAfterTheGateway(t *testing.T) {
 	mux.Handle("/api/v1/", http.StripPrefix("/api/v1", b))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	route {
 		helpdesk_gateway {
@@ -63,8 +63,8 @@ http://:0 {
 // gateway answers (its route matched nothing) is a 502 that says so, not
 // a panic over a status of 0.
 func TestNoHandlerAfterTheGateway(t *testing.T) {
-	_, srv := harness.Backend(t, reference.Config{Seed: 27, Records: 30})
-	c := harness.Start(t, `
+	_, srv := gatewaytest.Backend(t, reference.Config{Seed: 27, Records: 30})
+	c := gatewaytest.Start(t, `
 http://:0 {
 	route {
 		helpdesk_gateway
@@ -94,7 +94,7 @@ func TestReadAheadGoesWhereThePageGoes(t *testing.T) {
 	mux.Handle("/api/v1/", http.StripPrefix("/api/v1", other))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	route {
 		rewrite /old/calls /calls

@@ -12,9 +12,12 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/helpdesk-gateway/gateway/caller"
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/internal/redact"
 	"github.com/helpdesk-gateway/gateway/legacy"
+	"github.com/helpdesk-gateway/gateway/pageheader"
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
@@ -69,7 +72,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 	if len(r.URL.RawQuery) > g.MaxQueryLength {
 		return reject("query", fmt.Sprintf("the query is longer than %d bytes", g.MaxQueryLength))
 	}
-	if err := checkQueryEncoding(r.URL.RawQuery); err != nil {
+	if err := pagequery.CheckEncoding(r.URL.RawQuery); err != nil {
 		return reject("query", err.Error())
 	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
@@ -77,7 +80,7 @@ func (g *Gateway) serveFilters(w http.ResponseWriter, r *http.Request, next cadd
 		return reject("query", "the query is not valid: "+err.Error())
 	}
 	for key := range values {
-		if err := shadowError(key, key, filterParams); err != nil {
+		if err := pagequery.ShadowError(key, key, filterParams); err != nil {
 			return reject("query", err.Error())
 		}
 	}
@@ -121,9 +124,9 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 		writeError(w, http.StatusBadRequest, err.Error())
 		return nil
 	}
-	req = translate.Request{List: g.listIdentity(r, q.forward), Size: q.perPage, Fresh: wantsFresh(r.Header)}
-	if q.cursor != "" {
-		req.After, err = cursor.Decode(q.cursor)
+	req = translate.Request{List: g.listIdentity(r, q.Forward), Size: q.PerPage, Fresh: caller.WantsFresh(r.Header)}
+	if q.Cursor != "" {
+		req.After, err = cursor.Decode(q.Cursor)
 		if err == nil {
 			if bad := g.order.Check(req.After); bad != nil {
 				err = &cursor.Error{Reason: bad.Error()}
@@ -134,11 +137,11 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 			writeError(w, http.StatusBadRequest, err.Error())
 			return nil
 		}
-	} else if q.page > 0 {
-		req.Offset = (q.page - 1) * q.perPage
+	} else if q.Page > 0 {
+		req.Offset = (q.Page - 1) * q.PerPage
 	}
 
-	f = newFetcher(g, r, next, q.forward)
+	f = newFetcher(g, r, next, q.Forward)
 	f.ep = ep
 	defer f.release()
 	pg, err = ep.engine.Page(r.Context(), f, req)
@@ -150,7 +153,7 @@ func (g *Gateway) serveCursor(w http.ResponseWriter, r *http.Request, next caddy
 	}
 	outcome = outcomeOK
 	ep.m.ok.Inc()
-	ep.counts.add(pg)
+	ep.counts.Add(pg)
 	if req.After != "" && pg.Stored == nil && !pg.Keyset { // the index was asked
 		if pg.IndexHit {
 			ep.m.hit.Inc()
@@ -243,7 +246,7 @@ func (g *Gateway) pageFailed(w http.ResponseWriter, ep *endpoint, f *fetcher, er
 	switch {
 	case errors.As(err, &se):
 		h := w.Header()
-		addBackendHeaders(h, se.answer.header, nil)
+		pageheader.AddBackend(h, se.answer.header, nil)
 		if len(se.answer.trailer) == 0 {
 			h.Set("Content-Length", strconv.Itoa(len(se.answer.body)))
 		} else {

@@ -1,13 +1,12 @@
 package caddymodule
 
 // The shared read-ahead store (readahead_store): the gateway's side of
-// it. redisstore keeps the walks and windows; this file checks the
-// options, opens the store, reports its faults, and turns a window's
-// answer into bytes the store keeps and back into something a page is
-// composed from, on whichever instance serves the page.
+// it. redisstore keeps the walks and windows, and sharedwindow encodes
+// a window's answer for it; this file checks the options, opens the
+// store, reports its faults, and makes a decoded answer something a page
+// is composed from, on whichever instance serves the page.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/sharedwindow"
 )
 
 // composer is what a page is composed from beside its records: the
@@ -62,19 +62,13 @@ func checkStoreURL(raw string) (redisstore.Address, error) {
 	return a, fmt.Errorf("readahead_store %q: %v; %s", redisstore.Redact(raw), err, redisstore.Want)
 }
 
-// maxStoreTimeout bounds readahead_store_timeout: a store call waits at
-// most this long before its page goes to the backend, and a store that
-// slow saves nothing.
-const maxStoreTimeout = 10 * time.Second
-
-// checkStoreOptions makes the checks of the store's options that need no
-// placeholder replaced (Validate): the others are storeSettings'.
+// checkStoreOptions makes the checks of the store's options together
+// that need no placeholder replaced (Validate, after each option's row:
+// the row bounds readahead_store_timeout); the others are
+// storeSettings'.
 func (g *Gateway) checkStoreOptions() error {
-	switch timeout := time.Duration(g.ReadaheadStoreTimeout); {
-	case timeout < 0:
+	if timeout := time.Duration(g.ReadaheadStoreTimeout); timeout < 0 {
 		return fmt.Errorf("readahead_store_timeout: %v is negative; leave it out for %v", timeout, redisstore.DefaultTimeout)
-	case timeout > maxStoreTimeout:
-		return fmt.Errorf("readahead_store_timeout: %v is above %v; a store call slower than a backend call saves nothing (the default is %v)", timeout, maxStoreTimeout, redisstore.DefaultTimeout)
 	}
 	if g.ReadaheadStore == "" {
 		if g.ReadaheadStoreKey != "" {
@@ -216,7 +210,7 @@ func (g *Gateway) openStore(s storeSettings) error {
 		// Its errors name the option already, and never the password.
 		return fmt.Errorf("readahead_store %q: %s", a.Redacted(), strings.TrimPrefix(err.Error(), "readahead_store: "))
 	}
-	g.store = &sharedStore{Store: store, instance: newInstanceID()}
+	g.store = &sharedStore{Store: store, instance: redisstore.NewInstanceID()}
 	g.logger.Info("read-ahead walks and windows are kept in readahead_store",
 		zap.String("store", host), zap.Stringer("kind", a.Kind), zap.String("master_name", a.Master),
 		zap.Bool("tls", a.TLS), zap.Duration("timeout", timeout))
@@ -263,187 +257,45 @@ func (g *Gateway) closeStore() {
 	}
 }
 
-// A window's answer as the store keeps it, beside its records (which the
-// store keeps itself): a version byte, the backend headers a page passes
-// on, each name and value framed by its length, then the envelope's
-// split (4 bytes, big-endian) and the envelope (legacy's AppendEnvelope).
-// The headers go by name, sorted, so that an answer encodes to the same
-// bytes each time. Only backend response headers and body bytes: never a
-// query or a request header, so nothing of the caller's credentials.
-const windowEncoding = 1
-
-// encodeWindow is the store's Encode: what composing pages from a
-// window's answer needs beside its records. The headers a page never
-// carries (drop_backend_headers, the answer's own, its trailers) are left
-// out: they cost the store bytes and change nothing.
+// encodeWindow is the store's Encode (sharedwindow.Encode): what
+// composing pages from a window's answer needs beside its records.
 func (g *Gateway) encodeWindow(source any) ([]byte, bool) {
-	var header http.Header
-	var env []byte
-	var at int
 	switch a := source.(type) {
 	case *answerBuf:
-		header = a.answer.header
-		env, at = a.body.AppendEnvelope(nil)
+		env, at := a.body.AppendEnvelope(nil)
+		return sharedwindow.Encode(a.answer.header, g.dropHeaders, env, at), true
 	case *sharedAnswer:
-		header, env, at = a.header, []byte(a.env), a.at
-	default:
-		return nil, false
+		return sharedwindow.Encode(a.Header, g.dropHeaders, []byte(a.Env), a.At), true
 	}
-	var room [16]string
-	names := room[:0]
-	size := 64 + len(env)
-	for k, v := range header {
-		if g.pageKeeps(k) {
-			names = append(names, k)
-			size += len(k) + 8
-			for _, s := range v {
-				size += len(s) + 4
-			}
-		}
-	}
-	slices.Sort(names) // the same answer, the same bytes
-	out := make([]byte, 0, size)
-	out = append(out, windowEncoding)
-	out = binary.AppendUvarint(out, uint64(len(names)))
-	for _, k := range names {
-		out = appendValues(appendField(out, k), header[k])
-	}
-	out = binary.BigEndian.AppendUint32(out, uint32(at))
-	return append(out, env...), true
+	return nil, false
 }
 
-// pageKeeps reports whether a page passes on the backend header k.
-func (g *Gateway) pageKeeps(k string) bool {
-	if strings.HasPrefix(k, http.TrailerPrefix) || g.dropHeaders[http.CanonicalHeaderKey(k)] {
-		return false
-	}
-	for _, h := range answerHeaders {
-		if strings.EqualFold(h, k) {
-			return false
-		}
-	}
-	return true
-}
+// sharedAnswer is a window's answer as the shared store gave it back
+// (sharedwindow.Answer). It is read by every request the window serves,
+// so its pages are always composed in a pooled buffer.
+type sharedAnswer struct{ sharedwindow.Answer }
 
-// sharedAnswer is a window's answer as the shared store gave it back:
-// its headers and envelope (encodeWindow). It is read by every request
-// the window serves, so its pages are always composed in a pooled
-// buffer, and nothing of it is ever written: its header values are
-// slices of one string, capped so that an append copies them.
-type sharedAnswer struct {
-	header http.Header
-	env    string
-	at     int // where the records array goes in env
-}
-
-func (s *sharedAnswer) backendHeader() http.Header { return s.header }
+func (s *sharedAnswer) backendHeader() http.Header { return s.Header }
 
 func (s *sharedAnswer) page(records [][]byte) (out []byte, buf *[]byte) {
-	n := len(s.env) + 2 + max(len(records)-1, 0)
+	n := len(s.Env) + 2 + max(len(records)-1, 0)
 	for _, r := range records {
 		n += len(r)
 	}
 	buf = pageBuffer(n)
-	b := legacy.AppendArray(append(*buf, s.env[:s.at]...), records)
-	*buf = append(b, s.env[s.at:]...)
+	b := legacy.AppendArray(append(*buf, s.Env[:s.At]...), records)
+	*buf = append(b, s.Env[s.At:]...)
 	return *buf, buf
 }
 
 // decodeWindow is the store's Decode: encodeWindow's bytes made a
-// composer again, from one copy of them (the store's bytes are its own,
-// and the answer lives as long as the window serves). Bytes it cannot
-// read whole (another version, or damaged), or holding a header no
-// backend answer could have carried, give nil, which the store takes as
-// no window: the page is then read from the backend.
+// composer again (sharedwindow.Decode). Bytes it cannot read give nil,
+// which the store takes as no window: the page is then read from the
+// backend.
 func decodeWindow(data []byte) any {
-	d := decoder{data: string(data)}
-	if d.byte() != windowEncoding {
+	a, ok := sharedwindow.Decode(data)
+	if !ok {
 		return nil
 	}
-	// Each header takes two bytes at least, each value one.
-	n := d.uvarint()
-	if n > uint64(len(d.data)/2) {
-		return nil
-	}
-	// Most headers have one value: one array holds them all, and one
-	// with more grows it (slices of the old array stay as they are).
-	values := make([]string, 0, n+2)
-	s := &sharedAnswer{header: make(http.Header, n)}
-	for range n {
-		k := d.field()
-		m := d.uvarint()
-		if m > uint64(len(d.data)) {
-			return nil
-		}
-		if !validHeaderName(k) {
-			return nil // not a header a backend sent
-		}
-		from := len(values)
-		for range m {
-			v := d.field()
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return nil
-			}
-			values = append(values, v)
-		}
-		s.header[k] = values[from:len(values):len(values)]
-	}
-	at := d.uint32()
-	if d.bad || at > uint64(len(d.data)) {
-		return nil
-	}
-	s.env, s.at = d.data, int(at)
-	return s
-}
-
-// decoder reads encodeWindow's bytes; a read past their end sets bad.
-type decoder struct {
-	data string
-	bad  bool
-}
-
-func (d *decoder) byte() byte {
-	if len(d.data) == 0 {
-		d.bad = true
-		return 0
-	}
-	b := d.data[0]
-	d.data = d.data[1:]
-	return b
-}
-
-func (d *decoder) uvarint() uint64 {
-	var v uint64
-	for i := 0; i < len(d.data) && i < binary.MaxVarintLen64; i++ {
-		c := d.data[i]
-		v |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			d.data = d.data[i+1:]
-			return v
-		}
-	}
-	d.bad = true
-	return 0
-}
-
-func (d *decoder) uint32() uint64 {
-	if len(d.data) < 4 {
-		d.bad = true
-		return 0
-	}
-	v := uint64(d.data[0])<<24 | uint64(d.data[1])<<16 | uint64(d.data[2])<<8 | uint64(d.data[3])
-	d.data = d.data[4:]
-	return v
-}
-
-// field reads what appendField wrote.
-func (d *decoder) field() string {
-	n := d.uvarint()
-	if n > uint64(len(d.data)) {
-		d.bad = true
-		return ""
-	}
-	s := d.data[:n]
-	d.data = d.data[n:]
-	return s
+	return &sharedAnswer{a}
 }

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // The caller boundary of issue 30 across instances (issue 33, point 2):
@@ -203,7 +203,7 @@ func TestSharedStoreCallerFacts(t *testing.T) {
 			store := redistest.Start(t)
 			caddyfile, instances := callerSites(t, !tc.layer4, tc.tlsSites, dir,
 				sharedStoreOptions(store, storeTimeout, "readahead_ttl 30s", tc.options), tc.proxy)
-			c := harness.Start(t, caddyfile, srv.URL, harness.Options{Global: tc.global})
+			c := gatewaytest.Start(t, caddyfile, srv.URL, gatewaytest.Options{Global: tc.global})
 			base := "http://localhost" // with layer4, the callers' transports pick the instance
 			if tc.tlsSites {
 				base = "https://localhost"
@@ -224,7 +224,7 @@ func TestSharedStoreCallerFacts(t *testing.T) {
 			// certificate.
 			var turn atomic.Int64
 			caller := func(sc sharedCaller) callerFn {
-				next := harness.Client.Transport
+				next := gatewaytest.Client.Transport
 				if sc.from != "" || sc.cert != "" {
 					tr := &http.Transport{}
 					if sc.from != "" {
@@ -294,7 +294,7 @@ func callerSites(t *testing.T, front, tlsSites bool, dir, options, proxy string)
 	var sb strings.Builder
 	var instances []string
 	for range 3 {
-		addr := harness.FreeLoopbackAddr(t)
+		addr := gatewaytest.FreeLoopbackAddr(t)
 		instances = append(instances, addr)
 		_, port, err := net.SplitHostPort(addr)
 		require.NoError(t, err)

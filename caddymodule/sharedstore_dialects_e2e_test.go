@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // storeBackend is a backend unlike the reference's defaults, walked
@@ -78,7 +78,7 @@ var storeWalkPlans = []struct {
 // backend's own Config. With churn the mischief returned changes the
 // list where each backend call looks (the test churns it anywhere, a few
 // records a page), as
-// in TestDialectsUnderChurn; without it the list changes between walks
+// in TestPagingUnderChurn; without it the list changes between walks
 // only (churnedWalks.start).
 func sharedStoreWalksOf(t *testing.T, k storeBackend, records int, churn bool, store *redistest.Server) (*churnedWalks, *mischief) {
 	cfg := reference.Config{Seed: 33, Records: records, MaxPerPage: k.e.limit, Envelope: k.e.envelope, Paging: k.e.paging}
@@ -99,7 +99,7 @@ func sharedStoreWalksOf(t *testing.T, k storeBackend, records int, churn bool, s
 		srv.Close()
 		b.Close()
 	})
-	c := harness.Start(t, sharedStoreSites(t, store, k.options), srv.URL)
+	c := gatewaytest.Start(t, sharedStoreSites(t, store, k.options), srv.URL)
 	return &churnedWalks{t: t, e: k.e, readahead: true, b: b, url: c.URL,
 		r: rand.New(rand.NewPCG(33, uint64(records))), list: "calls"}, m
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // sharingReport is the admin endpoint's readahead.sharing and store.
@@ -41,11 +41,11 @@ type sharingReport struct {
 
 // startLogged runs caddyfile with the gateway's logs from level on
 // written as JSON to a file, and the admin endpoint; logs reads them.
-func startLogged(t *testing.T, caddyfile, backendURL, level string) (*harness.Caddy, func() []map[string]any) {
+func startLogged(t *testing.T, caddyfile, backendURL, level string) (*gatewaytest.Caddy, func() []map[string]any) {
 	t.Helper()
 	logFile := filepath.Join(t.TempDir(), "gateway.log")
 	global := fmt.Sprintf("log gateway {\n\t\toutput file %s\n\t\tformat json\n\t\tlevel %s\n\t\tinclude http.handlers.helpdesk_gateway\n\t}", logFile, level)
-	c := harness.Start(t, caddyfile, backendURL, harness.Options{Admin: true, Global: global})
+	c := gatewaytest.Start(t, caddyfile, backendURL, gatewaytest.Options{Admin: true, Global: global})
 	return c, func() []map[string]any {
 		file, err := os.Open(logFile)
 		if os.IsNotExist(err) {
@@ -80,7 +80,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // sharingOf reads the admin endpoint's report.
-func sharingOf(t *testing.T, c *harness.Caddy) sharingReport {
+func sharingOf(t *testing.T, c *gatewaytest.Caddy) sharingReport {
 	t.Helper()
 	var r sharingReport
 	require.NoError(t, json.Unmarshal([]byte(adminGet(t, c.Admin, "/helpdesk/endpoints")), &r))
@@ -94,7 +94,7 @@ func scaleOutKeys(t *testing.T, store *redistest.Server, keys []string) string {
 	var sb strings.Builder
 	upstreams := make([]string, len(keys))
 	for i, key := range keys {
-		upstreams[i] = harness.FreeLoopbackAddr(t)
+		upstreams[i] = gatewaytest.FreeLoopbackAddr(t)
 		fmt.Fprintf(&sb, "http://%s {\n\thelpdesk_gateway {\n\t\treadahead_store %s\n\t\treadahead_store_key %s\n\t\t%s\n\t}\n\treverse_proxy {backend} {\n\t\theader_up X-Gateway-Instance {http.request.local.port}\n\t}\n}\n",
 			upstreams[i], store.URL(), key, storeTimeout)
 	}
@@ -125,7 +125,7 @@ func TestSharedStoreShowsWhoShares(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := redistest.Start(t)
 			c, logs := startLogged(t, scaleOutKeys(t, store, tc.keys), srv.URL, "WARN")
-			ids, _ := walkCursorAs(t, c.URL, "/calls", 25, "client-1")
+			ids, _ := walkSharedPages(t, c.URL, "/calls", 25, "client-1", "")
 			require.Equal(t, strIDs(backend.IDs("calls")), ids, "the walk is exact either way")
 
 			// Every instance heard from the two others through the store.
@@ -196,7 +196,7 @@ func TestSharedStoreCheckedAtLoad(t *testing.T) {
 		cause string
 		want  string // in the logged error
 	}{
-		{"dead store", func(t *testing.T) string { return "redis://" + harness.FreeLoopbackAddr(t) + "/0" }, "unreachable", "connection refused"},
+		{"dead store", func(t *testing.T) string { return "redis://" + gatewaytest.FreeLoopbackAddr(t) + "/0" }, "unreachable", "connection refused"},
 		{"wrong password", func(t *testing.T) string {
 			s := redistest.Start(t) // it must answer its PING first
 			_, err := s.Do("CONFIG", "SET", "requirepass", "right-password")
@@ -235,7 +235,7 @@ func TestSharedStoreCheckedAtLoad(t *testing.T) {
 			assert.Contains(t, found["msg"], "readahead_store")
 			assert.Contains(t, fmt.Sprint(found["error"]), tc.want)
 			assert.NotContains(t, fmt.Sprint(found), "wrong-password", "no credential logged")
-			ids, _ := walkCursorAs(t, c.URL, "/calls", 25, "client-1")
+			ids, _ := walkSharedPages(t, c.URL, "/calls", 25, "client-1", "")
 			assert.Equal(t, strIDs(backend.IDs("calls")), ids, "the config serves without the store")
 		})
 	}

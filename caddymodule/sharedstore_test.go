@@ -17,7 +17,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/pagequery"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
+	"github.com/helpdesk-gateway/gateway/sharedwindow"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -273,7 +275,7 @@ func composePage(t *testing.T, g *Gateway, c composer, records [][]byte) ([]byte
 	t.Helper()
 	h := http.Header{"Server": {"Caddy"}, "Cache-Control": {"no-transform"}}
 	r := httptest.NewRequest(http.MethodGet, "/calls?status=open&_perPage=2", nil)
-	g.pageHeaders(h, r, c.backendHeader(), pageQuery{perPage: 2, forward: "status=open"}, "next-cursor")
+	g.pageHeaders(h, r, c.backendHeader(), pagequery.Query{PerPage: 2, Forward: "status=open"}, "next-cursor")
 	out, buf := c.page(records)
 	page := append([]byte(nil), out...)
 	if buf != nil {
@@ -290,16 +292,16 @@ func TestDecodeWindowRefusesDamage(t *testing.T) {
 	f, _ := fetchAnswer(t, g, `{"page":1,"data":[{"id":1},{"id":2},{"id":3}],"total":3}`, http.Header{"X-Total-Count": {"3"}})
 	good := mustEncode(t, g, f.read[0])
 	require.NotNil(t, decodeWindow(good))
-	require.NotNil(t, decodeWindow([]byte{windowEncoding, 1, 1, 'X', 1, 1, 'v', 0, 0, 0, 0}), "the damaged ones below, undamaged")
+	require.NotNil(t, decodeWindow([]byte{sharedwindow.Version, 1, 1, 'X', 1, 1, 'v', 0, 0, 0, 0}), "the damaged ones below, undamaged")
 	for name, data := range map[string][]byte{
 		"empty":           nil,
-		"another version": append([]byte{windowEncoding + 1}, good[1:]...),
+		"another version": append([]byte{sharedwindow.Version + 1}, good[1:]...),
 		"cut in headers":  good[:4],
 		"no split":        good[:len(good)-len(`{"data":,"total":3}`)-2],
 		"split past end":  append(append([]byte{}, good[:len(good)-len(`{"data":,"total":3}`)-4]...), 0xff, 0xff, 0xff, 0xff),
-		"huge count":      {windowEncoding, 0xff, 0xff, 0xff, 0xff, 0x0f},
-		"header name":     {windowEncoding, 1, 3, 'X', ':', 'Y', 1, 1, 'v', 0, 0, 0, 0},
-		"header value":    {windowEncoding, 1, 1, 'X', 1, 3, 'a', '\n', 'b', 0, 0, 0, 0},
+		"huge count":      {sharedwindow.Version, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"header name":     {sharedwindow.Version, 1, 3, 'X', ':', 'Y', 1, 1, 'v', 0, 0, 0, 0},
+		"header value":    {sharedwindow.Version, 1, 1, 'X', 1, 3, 'a', '\n', 'b', 0, 0, 0, 0},
 	} {
 		assert.Nil(t, decodeWindow(data), name)
 	}
@@ -405,15 +407,15 @@ func FuzzDecodeWindow(f *testing.F) {
 	require.NoError(f, a.body.Parse([]byte(`{"data":[{"id":1}],"total":3}`), "data", "id"))
 	good, _ := g.encodeWindow(&a)
 	f.Add(good)
-	f.Add([]byte{windowEncoding, 0, 0, 0, 0, 0})
-	f.Add([]byte{windowEncoding, 1, 1, 'X', 1, 0, 0, 0, 0, 1, '{', '}'})
+	f.Add([]byte{sharedwindow.Version, 0, 0, 0, 0, 0})
+	f.Add([]byte{sharedwindow.Version, 1, 1, 'X', 1, 0, 0, 0, 0, 1, '{', '}'})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, ok := decodeWindow(data).(*sharedAnswer)
 		if !ok {
 			return
 		}
 		out, buf := s.page([][]byte{[]byte(`{"id":2}`)})
-		assert.Equal(t, s.env[:s.at]+`[{"id":2}]`+s.env[s.at:], string(out))
+		assert.Equal(t, s.Env[:s.At]+`[{"id":2}]`+s.Env[s.At:], string(out))
 		putPageBuffer(buf)
 		again, ok := g.encodeWindow(s)
 		require.True(t, ok)

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 )
 
 // The tests of this file walk through three gateway instances behind
@@ -81,7 +81,7 @@ func callsPerPage(w *walk) float64 { return float64(w.calls) / float64(w.pages) 
 // control, each page lands on an instance that did not serve the one
 // before and costs about one call. The targets (0.05 at _perPage
 // 10, 0.25 at 100) are for 20,000 records, where a walk's first windows
-// weigh less: TestSharedStoreWholeWalk holds them; here a bound with room
+// weigh less: TestScaleOutWholeWalk holds them; here a bound with room
 // for a loaded machine, whose store calls may miss their deadline.
 func TestSharedStoreChurnedWalks(t *testing.T) {
 	for _, tc := range []struct {
@@ -229,7 +229,7 @@ func TestSharedStoreCallersInterleaved(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	store := redistest.Start(t)
-	c := harness.Start(t, sharedStoreSites(t, store, ""), srv.URL)
+	c := gatewaytest.Start(t, sharedStoreSites(t, store, ""), srv.URL)
 
 	wa := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-shared")}
 	wb := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "b-shared")}
@@ -273,7 +273,7 @@ func TestSharedStoreFaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := redistest.Start(t)
-			s, c := churnedWalksBehind(t, liveAgentBackend, records, sharedStoreSites(t, store, ""), true, harness.Options{Admin: true})
+			s, c := churnedWalksBehind(t, liveAgentBackend, records, sharedStoreSites(t, store, ""), true, gatewaytest.Options{Admin: true})
 			errors := func() float64 { return metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total") }
 			steps := func(w *walk, n int) (calls int64) {
 				calls0 := s.b.Requests(s.list)
@@ -376,7 +376,7 @@ func TestSharedStoreHandBuiltCursor(t *testing.T) {
 	srv := httptest.NewServer(kb)
 	t.Cleanup(srv.Close)
 	store := redistest.Start(t)
-	c := harness.Start(t, sharedStoreSites(t, store, ""), srv.URL)
+	c := gatewaytest.Start(t, sharedStoreSites(t, store, ""), srv.URL)
 
 	wa := &keyedWalker{base: c.URL, perPage: 10, headers: fixed("X-Api-Key", "a-walker")}
 	for range 20 {
@@ -410,26 +410,26 @@ func TestSharedStoreHandBuiltCursor(t *testing.T) {
 	assert.Equal(t, map[string]bool{"a-walker": true}, wa.owners)
 }
 
-// storeACL is the ACL rule docs/operating.md gives the gateways' Redis
+// storeACL is the ACL rule docs/shared-store.md gives the gateways' Redis
 // user, without its password: the commands the store uses, on its keys.
 const storeACL = "~hdgw:* resetchannels -@all +get +set +del +eval +evalsha +rpush +lindex +exists +copy +getdel +blmove +pexpire +time +ping +info +config|get +zadd +zrange +zrangebyscore +zrem +hset +hdel +hmget"
 
-// TestSharedStoreACLUser reaches the store as the user docs/operating.md
+// TestSharedStoreACLUser reaches the store as the user docs/shared-store.md
 // recommends, allowed only storeACL: a walk through three instances is
 // read from shared windows, exact, and no store call is refused (a
 // command the rule leaves out would fail every call that needs it, and
 // cost a backend call a page).
 func TestSharedStoreACLUser(t *testing.T) {
-	doc, err := os.ReadFile("../docs/operating.md")
+	doc, err := os.ReadFile("../docs/shared-store.md")
 	require.NoError(t, err)
-	require.Contains(t, string(doc), "user hdgw on >long-random-password "+storeACL, "the rule docs/operating.md gives")
+	require.Contains(t, string(doc), "user hdgw on >long-random-password "+storeACL, "the rule docs/shared-store.md gives")
 
 	const password = "acl-test-password-0123"
 	store := redistest.Start(t, append([]string{"--user", "hdgw", "on", ">" + password}, strings.Fields(storeACL)...)...)
 	options := strings.Replace(sharedStoreOptions(store, storeTimeout),
 		store.URL(), "redis://hdgw:"+password+"@"+store.Addr()+"/0", 1)
 	require.Contains(t, options, "hdgw:"+password)
-	s, c := churnedWalksBehind(t, liveAgentBackend, 3000, scaleOutSites(t, 3, "round_robin", options), true, harness.Options{Admin: true})
+	s, c := churnedWalksBehind(t, liveAgentBackend, 3000, scaleOutSites(t, 3, "round_robin", options), true, gatewaytest.Options{Admin: true})
 	errors0 := metricSum(t, c, "helpdesk_gateway_readahead_store_errors_total")
 	w := walkThrough(s, "walk as hdgw", 10)
 	// The bound of TestSharedStoreChurnedWalks: 3,000 churning records,
@@ -441,9 +441,9 @@ func TestSharedStoreACLUser(t *testing.T) {
 
 // metricSum reads the metrics of c's admin endpoint and sums every
 // sample of name, whatever its labels; absent counts as 0.
-func metricSum(t *testing.T, c *harness.Caddy, name string) float64 {
+func metricSum(t *testing.T, c *gatewaytest.Caddy, name string) float64 {
 	t.Helper()
-	resp, err := harness.Client.Get("http://" + c.Admin + "/metrics")
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/caddymodule"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -47,7 +47,7 @@ func TestSiteHeadersJoinTheBackendsAsReverseProxy(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 14, Records: 100})
 	srv := httptest.NewServer(headerBackend{next: b})
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	header Cache-Control no-transform
 	header Vary Accept-Language

@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
 // adminReportOf reads c's admin endpoint /helpdesk/endpoints.
-func adminReportOf(t *testing.T, c *harness.Caddy) adminReport {
+func adminReportOf(t *testing.T, c *gatewaytest.Caddy) adminReport {
 	t.Helper()
-	resp, err := harness.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
+	resp, err := gatewaytest.Client.Get("http://" + c.Admin + "/helpdesk/endpoints")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var rep adminReport
@@ -28,7 +28,7 @@ func adminReportOf(t *testing.T, c *harness.Caddy) adminReport {
 // walksSeen sums what the running gateways' read-ahead saw of walks
 // (the admin endpoint's readahead.walks): the signs that callers' walks
 // go on at other instances, and the callers' lists proven to stay.
-func walksSeen(t *testing.T, c *harness.Caddy) (signs int64, proven int) {
+func walksSeen(t *testing.T, c *gatewaytest.Caddy) (signs int64, proven int) {
 	t.Helper()
 	for _, g := range adminReportOf(t, c).Gateways {
 		w := g.Readahead.Walks
@@ -53,7 +53,7 @@ func TestDefaultConfigBehindRoundRobin(t *testing.T) {
 	for i, e := range exampleBackends {
 		lb := []string{"round_robin", "random", "least_conn"}[i%3]
 		t.Run(e.file+"/"+lb, func(t *testing.T) {
-			s, c := churnedWalksBehind(t, e, 1000, scaleOutSites(t, 3, lb, e.gatewayOptions(t)), true, harness.Options{Admin: true})
+			s, c := churnedWalksBehind(t, e, 1000, scaleOutSites(t, 3, lb, e.gatewayOptions(t)), true, gatewaytest.Options{Admin: true})
 			for _, perPage := range []int{7, 100} {
 				for n := range 3 {
 					walkThrough(s, fmt.Sprintf("walk %d by %d", n+1, perPage), perPage)
@@ -66,7 +66,7 @@ func TestDefaultConfigBehindRoundRobin(t *testing.T) {
 	}
 	t.Run("sticky", func(t *testing.T) {
 		e := exampleBackends[0]
-		s, c := churnedWalksBehind(t, e, 1500, scaleOutSites(t, 3, "client_ip_hash", e.gatewayOptions(t)), true, harness.Options{Admin: true})
+		s, c := churnedWalksBehind(t, e, 1500, scaleOutSites(t, 3, "client_ip_hash", e.gatewayOptions(t)), true, gatewaytest.Options{Admin: true})
 		first := walkThrough(s, "walk 1", 10)
 		second := walkThrough(s, "walk 2", 10)
 		t.Logf("calls a page: %.3f in the first walk, %.3f in the second", callsPerPage(first), callsPerPage(second))
@@ -93,7 +93,7 @@ func TestRoundRobinWalkSplitAcrossWalks(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 41, Records: 990})
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, scaleOutSites(t, 2, "round_robin", ""), srv.URL, harness.Options{Admin: true})
+	c := gatewaytest.Start(t, scaleOutSites(t, 2, "round_robin", ""), srv.URL, gatewaytest.Options{Admin: true})
 	walk := func() map[string]string {
 		t.Helper()
 		got, after := map[string]string{}, ""

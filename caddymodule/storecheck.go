@@ -10,10 +10,7 @@ package caddymodule
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"time"
 
@@ -30,20 +27,6 @@ const (
 	firstHeartbeat = time.Second
 	heartbeatEvery = 10 * time.Second
 )
-
-// newInstanceID names one gateway instance in the store's registry and
-// the admin endpoint: the host's name, and random bits that tell apart
-// the gateways of one host and of one process (and a gateway from
-// itself before a reload).
-func newInstanceID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "gateway"
-	}
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return host + "-" + hex.EncodeToString(b[:])
-}
 
 // watchStore checks the store once the gateway's config runs and its
 // fingerprint is known, then keeps its heartbeat until the config is
@@ -101,20 +84,10 @@ func (g *Gateway) checkStore(ctx context.Context) {
 	}
 	fields = append(fields, zap.String("cause", ce.Cause), zap.Error(ce.Err))
 	if ce.Cause == redisstore.CauseEviction {
-		g.logger.Error("readahead_store evicts keys: "+storeCauses[ce.Cause], fields...)
+		g.logger.Error("readahead_store evicts keys: "+ce.Advice(), fields...)
 		return
 	}
-	g.logger.Error("readahead_store failed its check at load ("+ce.Cause+"): "+storeCauses[ce.Cause]+"; the config serves without it, each page from the backend, until it answers", fields...)
-}
-
-// storeCauses say what to do about each cause Check names.
-var storeCauses = map[string]string{
-	redisstore.CauseUnreachable: "no connection to it, or no answer within readahead_store_timeout; check its address, port and firewall, and that it runs",
-	redisstore.CauseAuth:        "it refused the credentials; check the user and password in readahead_store (redis://user:password@host:port)",
-	redisstore.CauseMasterName:  "the sentinels answered but know no master by the name in readahead_store (redis+sentinel://host:port/<master name>); use the name of their `sentinel monitor` line",
-	redisstore.CauseReplica:     "the server is a replica, which cannot keep the walks; point readahead_store at the master, or at its sentinels",
-	redisstore.CauseEviction:    "its maxmemory-policy can drop a walk's entry before it expires; set maxmemory-policy noeviction (operating.md, Shared store, Memory)",
-	redisstore.CauseOther:       "it answered with an error",
+	g.logger.Error("readahead_store failed its check at load ("+ce.Cause+"): "+ce.Advice()+"; the config serves without it, each page from the backend, until it answers", fields...)
 }
 
 // logSharing warns when other instances use the store and none shares

@@ -10,9 +10,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
-	"github.com/helpdesk-gateway/gateway/legacy"
-	"github.com/helpdesk-gateway/gateway/translate"
 )
 
 // clientValidators are the request headers that make an answer
@@ -104,125 +101,6 @@ type upstreamError struct {
 func (e *upstreamError) Error() string { return e.err.Error() }
 func (e *upstreamError) Unwrap() error { return e.err }
 
-// fetcher makes the backend calls of one client request through the next
-// handler, so upstream selection, health checks, TLS, timeouts and header
-// rules stay reverse_proxy's own.
-type fetcher struct {
-	g       *Gateway
-	r       *http.Request
-	next    caddyhttp.Handler
-	forward string    // the client's own parameters
-	ep      *endpoint // whose counters a read ahead adds its calls to
-	fetched int       // records the backend sent, over the calls
-
-	read    []*answerBuf // per call, the answer parsed; nil once released
-	queries []string     // backend queries, for logs
-	answers []*answerBuf // per call, the buffer to give back; nil once given
-
-	// held and peak are the bytes of the answers held now and at most:
-	// what a page in flight keeps of its backend answers.
-	held, peak int
-
-	// room backs the slices above for the first calls: a sequential walk
-	// makes one call a page, and slices grown from nil were an allocation
-	// each on every page (see useRoom).
-	room struct {
-		read    [2]*answerBuf
-		queries [2]string
-		answers [2]*answerBuf
-	}
-}
-
-// useRoom points the fetcher's empty slices at its own room, once.
-func (f *fetcher) useRoom() {
-	if f.read == nil {
-		f.read = f.room.read[:0]
-	}
-	if f.queries == nil {
-		f.queries = f.room.queries[:0]
-	}
-	if f.answers == nil {
-		f.answers = f.room.answers[:0]
-	}
-}
-
-func (f *fetcher) Fetch(ctx context.Context, w translate.Window) (translate.Batch, error) {
-	if !w.Keyset() && !w.Aligned() && !f.g.dialect.Offsets() {
-		// The engine plans such windows for offset backends only; a
-		// keyset window (records above an id) has no offset.
-		return translate.Batch{}, fmt.Errorf("window at offset %d of size %d is not a page the backend can be asked for", w.Start, w.Size)
-	}
-	f.useRoom()
-	// One string holds the request URI and, after its '?', the query:
-	// one allocation where building each apart took three. (The URI is
-	// what URL.RequestURI gives for a server request's path and query.)
-	var room [256]byte
-	path := f.r.URL.EscapedPath()
-	uri := append(room[:0], path...)
-	uri = append(uri, '?')
-	requestURI := string(f.g.dialect.AppendQuery(uri, f.forward, f.g.BackendSort, w))
-	query := requestURI[len(path)+1:]
-	f.queries = append(f.queries, query)
-	// Each call gets a fresh clone with its own query: the client's request
-	// must stay as it came for the calls after this one (callContext).
-	req := f.r.Clone(newCallContext(ctx))
-	req.Method = http.MethodGet // a client's HEAD too: the page is cut from the body
-	req.URL.RawQuery = query
-	req.RequestURI = requestURI
-	req.Body = http.NoBody
-	req.ContentLength = 0
-	for _, name := range clientValidators {
-		delete(req.Header, name)
-	}
-	// The body is parsed here; Caddy's encode compresses the client's answer.
-	// The clone's values are its own copies, so a client's one value is
-	// overwritten in place, without a new slice.
-	if v := req.Header["Accept-Encoding"]; len(v) == 1 {
-		v[0] = "identity"
-	} else {
-		req.Header.Set("Accept-Encoding", "identity")
-	}
-
-	buf := answerPool.Get().(*answerBuf)
-	f.answers = append(f.answers, buf)
-	answer := buf.newCapture(f.g.MaxBodySize)
-	err := serveSubrequest(f.next, answer, req)
-	buf.raw = answer.body
-	f.held += len(buf.raw)
-	f.peak = max(f.peak, f.held)
-	switch {
-	case answer.over:
-		return translate.Batch{}, &legacy.BodyError{Reason: fmt.Sprintf("the answer is larger than max_body_size (%d bytes)", f.g.MaxBodySize)}
-	case ctx.Err() != nil:
-		return translate.Batch{}, ctx.Err() // the client went away: not the backend's fault
-	case err != nil:
-		status := http.StatusBadGateway
-		var he caddyhttp.HandlerError
-		if errors.As(err, &he) && he.StatusCode >= 500 {
-			status = he.StatusCode
-		}
-		return translate.Batch{}, &upstreamError{status: status, err: err}
-	case answer.status == 0:
-		// No handler after the gateway answered: the routes after it
-		// sent the call nowhere. Caddy would answer a client an empty
-		// 200; a window needs an answer.
-		return translate.Batch{}, &upstreamError{status: http.StatusBadGateway, err: errNoAnswer}
-	case answer.status < 200 || answer.status > 299:
-		return translate.Batch{}, &statusError{answer}
-	}
-	body := &buf.body
-	drop := f.g.dropMembers
-	if w.Keyset() {
-		drop = f.g.dropKeyset
-	}
-	if err := body.ParseWithout(answer.body, f.g.RecordsPath, f.g.IDField, drop); err != nil {
-		return translate.Batch{}, err
-	}
-	f.read = append(f.read, buf)
-	f.fetched += len(body.IDs)
-	return translate.Batch{IDs: body.IDs, Records: body.Records}, nil
-}
-
 // callContext is a backend call's context: the request's, with the call's
 // own copies of the two maps that Caddy's handlers write per request, in
 // one context where two WithValue layers were an allocation each.
@@ -297,8 +175,4 @@ func serveSubrequest(next caddyhttp.Handler, w http.ResponseWriter, r *http.Requ
 var (
 	_ http.ResponseWriter = (*capture)(nil)
 	_ http.Flusher        = (*capture)(nil)
-	_ translate.Fetcher   = (*fetcher)(nil)
-	_ translate.Releaser  = (*fetcher)(nil)
-	_ translate.Keeper    = (*fetcher)(nil)
-	_ translate.Lender    = (*fetcher)(nil)
 )

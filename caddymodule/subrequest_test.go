@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/pagequery"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -130,6 +131,6 @@ func TestCaptureKeepsTrailersApart(t *testing.T) {
 
 	g := &Gateway{dropHeaders: map[string]bool{}}
 	page := http.Header{}
-	g.pageHeaders(page, httptest.NewRequest(http.MethodGet, "/calls", nil), c.header, pageQuery{perPage: 10}, "")
+	g.pageHeaders(page, httptest.NewRequest(http.MethodGet, "/calls", nil), c.header, pagequery.Query{PerPage: 10}, "")
 	assert.Equal(t, http.Header{"Content-Type": {"application/json"}}, page, "no trailer, nor its announcement")
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -56,7 +56,7 @@ func TestClientValidatorsStayOutOfWindowCalls(t *testing.T) {
 	rec := &recorder{next: conditionalBackend{b}}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, `
+	c := gatewaytest.Start(t, `
 http://:0 {
 	helpdesk_gateway {
 		backend_max_per_page 25
@@ -124,7 +124,7 @@ http://:0 {
 			for i := 0; i < len(tc.headers); i += 2 {
 				req.Header.Set(tc.headers[i], tc.headers[i+1])
 			}
-			resp, err := harness.Client.Do(req)
+			resp, err := gatewaytest.Client.Do(req)
 			require.NoError(t, err)
 			_ = resp.Body.Close()
 			reqs = rec.requests()
@@ -164,13 +164,11 @@ func (tb trailerBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // them as trailers.
 func TestBackendTrailersAreNotPageHeaders(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 28, Records: 200})
-	srv := httptest.NewServer(trailerBackend{b})
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), trailerBackend{b})
 	all := strIDs(b.IDs("calls"))
 
 	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {
-		resp, err := harness.Client.Get(c.URL + "/calls?" + q)
+		resp, err := gatewaytest.Client.Get(c.URL + "/calls?" + q)
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
@@ -186,7 +184,7 @@ func TestBackendTrailersAreNotPageHeaders(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, c.URL+"/calls?_perPage=10", nil)
 	require.NoError(t, err)
 	req.Header.Set("X-Deny", "1")
-	resp, err := harness.Client.Do(req)
+	resp, err := gatewaytest.Client.Do(req)
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
@@ -225,9 +223,7 @@ func (d digestBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // carry none; answers the gateway does not compose keep them.
 func TestBackendDigestsAreNotPageHeaders(t *testing.T) {
 	b := reference.New(reference.Config{Seed: 29, Records: 200})
-	srv := httptest.NewServer(digestBackend{b})
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "backend_max_per_page 25"), digestBackend{b})
 	all := strIDs(b.IDs("calls"))
 	digests := []string{"Content-Digest", "Repr-Digest", "Digest", "Content-Md5"}
 	for _, q := range []string{"_perPage=10", "_perPage=40&_cursor=" + cursorFor(all[30]), "_page=2&_perPage=5"} {

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -98,7 +98,7 @@ func TestVerifyAdvisesWhatTheGatewayAccepts(t *testing.T) {
 			b.set(tc.backend)
 			srv := httptest.NewServer(b)
 			t.Cleanup(srv.Close)
-			c := harness.Start(t, fmt.Sprintf(gatewaySite, tc.options), srv.URL)
+			c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, tc.options), srv.URL)
 			args := append([]string{"verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "37", "--backend", srv.URL}, tc.flags...)
 			stdout, stderr, _ := runHelpdesk(t, args...)
 			t.Logf("before the advice:\n%s%s", stdout, stderr)
@@ -113,7 +113,7 @@ func TestVerifyAdvisesWhatTheGatewayAccepts(t *testing.T) {
 			// The advice, fed back: the gateway takes it, and serves the
 			// backend whole.
 			c.Stop(t) // one Caddy a process
-			c2 := harness.Start(t, fmt.Sprintf(gatewaySite, strings.Join(lines, "\n\t\t")), srv.URL)
+			c2 := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, strings.Join(lines, "\n\t\t")), srv.URL)
 			args = append([]string{"verify", "--url", c2.URL, "--endpoint", "/calls", "--per-page", "37", "--backend", srv.URL}, verifyFlags(lines)...)
 			stdout, stderr, err := runHelpdesk(t, args...)
 			require.NoError(t, err, "%s%s", stdout, stderr)

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/harness"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
 
@@ -54,8 +54,8 @@ func TestVerifyCommandAgainstTheGateway(t *testing.T) {
 // proxies straight to the backend: the backend ignores _cursor and lists
 // newest first, and verify must say so.
 func TestVerifyCommandFindsNoGatewayInFront(t *testing.T) {
-	_, srv := harness.Backend(t, reference.Config{Seed: 7, Records: 120})
-	c := harness.Start(t, "http://:0 {\n\treverse_proxy {backend}\n}\n", srv.URL)
+	_, srv := gatewaytest.Backend(t, reference.Config{Seed: 7, Records: 120})
+	c := gatewaytest.Start(t, "http://:0 {\n\treverse_proxy {backend}\n}\n", srv.URL)
 	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "25")
 	require.Error(t, err)
 	assert.Contains(t, stdout, "cursor walk: 25 records in 1 page\n")
@@ -73,9 +73,7 @@ func TestVerifyCommandUnderChurn(t *testing.T) {
 	for _, id := range b.IDs("calls") {
 		ch.used[id] = true
 	}
-	srv := httptest.NewServer(ch)
-	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "max_per_page 100"), srv.URL)
+	c := gatewaytest.StartBehind(t, fmt.Sprintf(gatewaySite, "max_per_page 100"), ch)
 
 	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "20")
 	require.NoError(t, err, stdout+stderr)
@@ -180,8 +178,8 @@ func TestVerifyCommandFailsOnABrokenGateway(t *testing.T) {
 // alone looks fine, and only the backend walk shows the lost records.
 func TestVerifyBackendFindsLostRecords(t *testing.T) {
 	t.Run("a clamp the gateway adapts to", func(t *testing.T) {
-		b, srv := harness.Backend(t, reference.Config{Seed: 9, Records: 700, ListMaxPerPage: map[string]int{"calls": 100}})
-		c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+		b, srv := gatewaytest.Backend(t, reference.Config{Seed: 9, Records: 700, ListMaxPerPage: map[string]int{"calls": 100}})
+		c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
 		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "150", "--backend", srv.URL)
 		require.NoError(t, err, stdout+stderr)
 		n := len(b.IDs("calls"))
@@ -194,8 +192,8 @@ func TestVerifyBackendFindsLostRecords(t *testing.T) {
 		assert.Contains(t, stdout, "OK: no duplicates, gaps or order errors")
 	})
 	t.Run("a clamp below the contract loses records", func(t *testing.T) {
-		b, srv := harness.Backend(t, reference.Config{Seed: 9, Records: 300, MaxPerPage: 10})
-		c := harness.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
+		b, srv := gatewaytest.Backend(t, reference.Config{Seed: 9, Records: 300, MaxPerPage: 10})
+		c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, ""), srv.URL)
 
 		// Through the gateway alone, both walks end at the same early page.
 		stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "20")
@@ -227,7 +225,7 @@ func TestVerifyBackendKeysetWalk(t *testing.T) {
 	b.mode = "text"
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
-	c := harness.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}"), srv.URL)
+	c := gatewaytest.Start(t, fmt.Sprintf(gatewaySite, "backend_keyset id_gt={id}"), srv.URL)
 	stdout, stderr, err := runHelpdesk(t, "verify", "--url", c.URL, "--endpoint", "/calls", "--per-page", "10",
 		"--backend", srv.URL, "--backend-keyset", "id_gt={id}")
 	require.Error(t, err, stdout)

@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/harness"
+	"github.com/helpdesk-gateway/gateway/caddymodule"
+	"github.com/helpdesk-gateway/gateway/caddymodule/gatewaytest"
 	"github.com/helpdesk-gateway/gateway/legacy"
 	"github.com/helpdesk-gateway/gateway/legacy/reference"
 )
@@ -88,7 +89,7 @@ func startChurnedWalks(t *testing.T, e exampleBackend, records int, extra string
 // gateways reach the backend as {backend} and take e's options (several
 // instances behind a balancer, as scaleOutSites makes), its first site
 // the one clients ask; readahead says whether its gateways read ahead.
-func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile string, readahead bool, opts ...harness.Options) (*churnedWalks, *harness.Caddy) {
+func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile string, readahead bool, opts ...gatewaytest.Options) (*churnedWalks, *gatewaytest.Caddy) {
 	b := reference.New(reference.Config{Seed: 29, Records: records, MaxPerPage: e.limit, Envelope: e.envelope,
 		Paging: e.paging, ChurnPerSecond: float64(records) / 60})
 	srv := httptest.NewServer(b)
@@ -96,7 +97,7 @@ func churnedWalksBehind(t *testing.T, e exampleBackend, records int, caddyfile s
 		srv.Close()
 		b.Close()
 	})
-	c := harness.Start(t, caddyfile, srv.URL, opts...)
+	c := gatewaytest.Start(t, caddyfile, srv.URL, opts...)
 	return &churnedWalks{t: t, e: e, readahead: readahead, b: b, url: c.URL,
 		r: rand.New(rand.NewPCG(29, uint64(records))), list: "calls"}, c
 }
@@ -291,7 +292,14 @@ var walkSizes = []struct{ perPage, short, long int }{
 // page sizes up to maxPerPage (0: all). The control, readahead_ttl 0,
 // runs on the short list, or on the long one when a test has no short;
 // -short leaves the long lists out: the package must run within minutes
-// under -race on two cores.
+// under -race on two cores. -race leaves out more, in the tests that
+// read raceEnabled: the long lists, and the pages of 250 and 1,000;
+// .ci/run walks them without it. What a long list adds, walks that
+// outgrow the windows, and what a large page adds, pages stitched from
+// several backend answers, are matters of counts and places, not of
+// goroutines; under -race every test but TestWalksRestarted (long lists
+// only) still walks the short lists by 1, 7 and 100 a page, in every
+// dialect, with read-ahead and without.
 type walkSetups struct {
 	short, long bool
 	maxPerPage  int
@@ -336,7 +344,11 @@ func eachWalkSetup(t *testing.T, o walkSetups, walks func(t *testing.T, s *churn
 // limit costs the backend fewer calls than two thirds of its pages (by
 // page or offset; keyset lists are not read ahead).
 func TestWalksBackToBack(t *testing.T) {
-	eachWalkSetup(t, walkSetups{short: true, long: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	o := walkSetups{short: true, long: true}
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run walks the long lists and large pages without -race
+		o.long, o.maxPerPage = false, 100
+	}
+	eachWalkSetup(t, o, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 2 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {
@@ -357,8 +369,12 @@ func TestWalksBackToBack(t *testing.T) {
 // TestWalksRestarted: one caller walks the first eighth of a long list,
 // gives up and walks it again from its first page, as a client
 // restarting a walk does. The windows of the walk given up lie where the
-// new walk begins. (On a short list a restart is a back-to-back walk.)
+// new walk begins. (On a short list a restart is a back-to-back walk; so
+// it has long lists only, and runs without -race only.)
 func TestWalksRestarted(t *testing.T) {
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run runs it again without -race
+		t.Skip("walks long lists only, which -race leaves out (walkSetups)")
+	}
 	eachWalkSetup(t, walkSetups{long: true}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
 		w := s.start("walk given up", perPage)
 		for range max(2, pages/8) {
@@ -378,7 +394,11 @@ func TestWalksRestarted(t *testing.T) {
 // before is a third of the way through, their pages taking turns. (A
 // walk of 1,000 a page is over before another can start.)
 func TestWalksInterleaved(t *testing.T) {
-	eachWalkSetup(t, walkSetups{short: true, maxPerPage: 250}, func(t *testing.T, s *churnedWalks, perPage, pages int) {
+	o := walkSetups{short: true, maxPerPage: 250}
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run walks every page size without -race
+		o.maxPerPage = 100
+	}
+	eachWalkSetup(t, o, func(t *testing.T, s *churnedWalks, perPage, pages int) {
 		s.interleaved(perPage, pages)
 	})
 }
@@ -414,7 +434,11 @@ func (s *churnedWalks) interleaved(perPage, pages int) []*walk {
 // from its second page (the second, the fourth, ...), the third from its
 // third.
 func TestWalksAlternatingWindowAndBackend(t *testing.T) {
-	eachWalkSetup(t, walkSetups{short: true}, func(t *testing.T, s *churnedWalks, perPage, _ int) {
+	o := walkSetups{short: true}
+	if caddymodule.RaceEnabled { // raceEnabled: .ci/run walks every page size without -race
+		o.maxPerPage = 100
+	}
+	eachWalkSetup(t, o, func(t *testing.T, s *churnedWalks, perPage, _ int) {
 		for n := range 3 {
 			w := s.start(fmt.Sprintf("walk %d", n+1), perPage)
 			for !w.done {

@@ -6,6 +6,11 @@
 // where to leap; it keeps no state of its own and knows ids only as
 // strings, numeric or lexical, so it imports nothing of the engine.
 //
+// It also holds what a walk by offset costs the backend (cost.go): the rows
+// stepped over per record served, and when backend_keyset pays, which
+// the admin endpoint reports at run time and the rollout check (verify)
+// before.
+//
 // A gateway instance behind a round-robin balancer meets most cursors cold:
 // the page before went to another instance. What it knows of the list
 // (samples of earlier answers, how irregular the gaps between ids are)

@@ -57,6 +57,34 @@ type WalkStore interface {
 	TTL() time.Duration
 }
 
+// AheadClaimer is a WalkStore shared by instances (redisstore) that
+// tells them of each other's reads ahead: asked by a Cut with
+// CutQuery.Ahead, it gives the marker (CutResult.Ahead) only to the
+// instance that claims the read, in the same call, so that the read is
+// made once whichever instances serve the walk's pages; DoneAhead must
+// follow. An instance that serves the walker's page at the window's end
+// while another reads its rest waits for that read (AwaitAhead) instead
+// of making it again.
+type AheadClaimer interface {
+	WalkStore
+	// DoneAhead marks the read ahead after the cursor over, whatever it
+	// kept, waking the instances that wait for it.
+	DoneAhead(ctx context.Context, list, after string)
+	// AwaitAhead waits, for at most the store's own short bound, for a
+	// read ahead in flight after the cursor, and reports whether there
+	// was one.
+	AwaitAhead(ctx context.Context, list, after string) bool
+}
+
+// WindowCopier is a WalkStore that copies what it keeps of a window (its
+// records, and what it needs of its Source) in Walked and holds nothing
+// of it after (redisstore): the engine then lends it the answer (the
+// fetcher's Lender) instead of taking it from the fetcher for good.
+type WindowCopier interface {
+	WalkStore
+	CopiesWindows()
+}
+
 // CutQuery is a page's first question to the store.
 type CutQuery struct {
 	After string    // the cursor id; "" for a first page or an offset
@@ -65,7 +93,7 @@ type CutQuery struct {
 	Now   time.Time // when the page began
 	// Ahead says the engine can read the walk's next window ahead now: a
 	// store shared by instances then claims that read for this one when
-	// the page is a window's marker (translate.AheadClaimer).
+	// the page is a window's marker (AheadClaimer).
 	Ahead bool
 	// Probe says the cursor is the engine's own (the last record of a
 	// window's head, or of a window read ahead), not a client's: a store

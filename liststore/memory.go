@@ -146,17 +146,14 @@ const (
 // Interface guard
 var _ WalkStore = (*Memory[struct{}])(nil)
 
-// NewMemory returns a store that orders ids by compare, whose windows and
-// chain entries live for ttl and whose lists hold at most memory bytes in
-// all. A ttl of 0 or less keeps no window and no chain: read-ahead is
-// off, and the store holds the lists' own objects only. owner, when not
-// nil, is told of each object the store drops or thins.
-func NewMemory[S any](compare func(a, b string) int, ttl time.Duration, memory int64, owner Owner[S]) *Memory[S] {
-	return new(Memory[S]).Init(compare, ttl, memory, owner)
-}
-
-// Init readies s, a zero Memory, as NewMemory does, and returns it: for a
-// store held inside the value that wraps it, made in one allocation.
+// Init readies s, a zero Memory, and returns it: a store that orders ids
+// by compare, whose windows and chain entries live for ttl and whose
+// lists hold at most memory bytes in all. A ttl of 0 or less keeps no
+// window and no chain: read-ahead is off, and the store holds the lists'
+// own objects only. owner, when not nil, is told of each object the store
+// drops or thins. A Memory is held inside the value that wraps it (the
+// engine's MemoryStore), made in one allocation, so Init is its one
+// constructor.
 func (s *Memory[S]) Init(compare func(a, b string) int, ttl time.Duration, memory int64, owner Owner[S]) *Memory[S] {
 	s.compare, s.owner, s.ttl, s.memory = compare, owner, max(ttl, 0), memory
 	s.stays.quiet = max(MinQuiet, 2*s.ttl)

@@ -10,6 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newMemory returns a store made by Init, as the engine's MemoryStore
+// makes the one it holds: see Init.
+func newMemory[S any](compare func(a, b string) int, ttl time.Duration, memory int64, owner Owner[S]) *Memory[S] {
+	return new(Memory[S]).Init(compare, ttl, memory, owner)
+}
+
 // keepFor keeps w in s as the window of list read by a page that ended
 // at after, with more after it, at now: a chain entry for after, and w.
 func keepFor[S any](s *Memory[S], list, after string, w *StoredWindow, now time.Time) {
@@ -29,7 +35,7 @@ func TestMemoryStoreFloorAfterEviction(t *testing.T) {
 			t1 := time.Unix(1_800_000_000, 0) // the earlier walk's page began
 			t2 := t1.Add(time.Millisecond)    // the later walk's page, ending at 30
 			ids := []string{"10", "20", "30", "40", "50", "60"}
-			s := NewMemory[struct{}](cmp.Compare[string], time.Second, 1<<20, nil)
+			s := newMemory[struct{}](cmp.Compare[string], time.Second, 1<<20, nil)
 			s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: t2, Now: t2})
 			s.mu.Lock()
 			if how != "with its list" {

@@ -40,7 +40,7 @@ func grow(n int64) func(*List, *fakeOwn) int64 {
 // the store's one bound, dropped with its list (its owner told), and
 // thinned, never dropped, while its list is the one in use.
 func TestOwnedObjects(t *testing.T) {
-	base := NewMemory[fakeOwn](cmp.Compare[string], 0, 1<<20, fakeOwner{}).listBytes + 1 // a list of a one-byte name
+	base := newMemory[fakeOwn](cmp.Compare[string], 0, 1<<20, fakeOwner{}).listBytes + 1 // a list of a one-byte name
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T, s *Memory[fakeOwn])
@@ -86,7 +86,7 @@ func TestOwnedObjects(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.run(t, NewMemory[fakeOwn](cmp.Compare[string], 0, 1<<20, fakeOwner{}))
+			tc.run(t, newMemory[fakeOwn](cmp.Compare[string], 0, 1<<20, fakeOwner{}))
 		})
 	}
 }

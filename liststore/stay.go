@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/liststore/internal/trust"
 )
 
 // Proving that walks stay. The walk rule (walk.go) needs the store to see
@@ -141,7 +143,7 @@ type proof struct {
 // stays is what a store counts of its lists' proofs.
 type stays struct {
 	quiet    time.Duration
-	trustNew bool // TrustWalks: lists start proven
+	trustNew bool // trustWalks: lists start proven
 
 	hits, continuedElsewhere, notIssuedHere, reused, late, stoodDown atomic.Int64
 
@@ -274,16 +276,31 @@ func (s *Memory[S]) StayCounters() Stay {
 // store's held: it must not call the store. Set it before the first page.
 func (s *Memory[S]) OnSign(f func(kind SignKind, stoodDown bool)) { s.stays.onSign = f }
 
-// TrustWalks makes the store's lists, those it holds and those it makes
+// trustWalks makes the store's lists, those it holds and those it makes
 // from now on, start proven, as if their walks had been seen to stay,
-// until a sign: for a program that embeds the engine as the only
-// instance, and for tests of what windows serve.
-func (s *Memory[S]) TrustWalks() {
+// until a sign. Only tests ask for it (liststoretest.TrustWalks): a
+// program that did would serve windows to walks it never saw stay.
+func (s *Memory[S]) trustWalks() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stays.trustNew = true
 	for _, l := range s.lists {
 		l.proof.trusted = true
+	}
+}
+
+// truster is a Memory, whatever its type parameter, or a value that
+// embeds one.
+type truster interface{ trustWalks() }
+
+// The hook liststoretest.TrustWalks reaches trustWalks by.
+func init() {
+	trust.Walks = func(s any) bool {
+		t, ok := s.(truster)
+		if ok {
+			t.trustWalks()
+		}
+		return ok
 	}
 }
 

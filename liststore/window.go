@@ -92,7 +92,3 @@ func NewStoredWindow(d WindowData, source, ref any) *StoredWindow {
 // Ref is what the WalkStore that made the window (NewStoredWindow) keeps
 // to find it again; nil for a window of the instance's own.
 func (w *StoredWindow) Ref() any { return w.ref }
-
-// Bytes is what the window's answer holds alive, as the fetcher's Keeper
-// counted it.
-func (w *StoredWindow) Bytes() int64 { return w.bytes }

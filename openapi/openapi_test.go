@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/contract"
 	"github.com/helpdesk-gateway/gateway/openapi"
+	"github.com/helpdesk-gateway/gateway/openapi/contract"
 	"github.com/helpdesk-gateway/gateway/ticketfilter"
 )
 

@@ -7,10 +7,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
-// Reads ahead of the walker across instances (translate.AheadClaimer).
+// Reads ahead of the walker across instances (liststore.AheadClaimer).
 // The instance that serves a window's marker page reads the walk's next
 // window in the background; the walker's page at the window's end may go
 // to another instance, which would read the same window again if it got
@@ -29,9 +29,9 @@ import (
 // ahead takes longer), and its waiters' waits with their own.
 
 // Interface guard
-var _ translate.AheadClaimer = (*Store)(nil)
+var _ liststore.AheadClaimer = (*Store)(nil)
 
-// DoneAhead implements translate.AheadClaimer: the claim deleted and the
+// DoneAhead implements liststore.AheadClaimer: the claim deleted and the
 // done list given its element, in one round trip.
 func (s *Store) DoneAhead(ctx context.Context, list, after string) {
 	if !s.usable(time.Now()) {
@@ -62,7 +62,7 @@ func (s *Store) DoneAhead(ctx context.Context, list, after string) {
 // (another walk's) finds none (the claim deletes it too).
 const doneLife = 5 * time.Second
 
-// AwaitAhead implements translate.AheadClaimer. A read after the record
+// AwaitAhead implements liststore.AheadClaimer. A read after the record
 // that ended since the page's Cut (its done list there, its claim
 // deleted) is reported at once, so that the page cuts again
 // (TestAwaitAheadAfterTheRead). A read claimed is waited for by a BLMOVE

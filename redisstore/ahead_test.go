@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 

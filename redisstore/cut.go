@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // ref is a window's reference in this store: the window's name and the
@@ -22,10 +22,10 @@ type ref struct {
 	written bool
 }
 
-// Cut implements translate.WalkStore: one round trip, the walk rule's
+// Cut implements liststore.WalkStore: one round trip, the walk rule's
 // checks on the store (cutScript) and the TTL again on this instance's
 // clock. A store that fails answers as one that holds nothing.
-func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c translate.CutResult) {
+func (s *Store) Cut(ctx context.Context, list string, q liststore.CutQuery) (c liststore.CutResult) {
 	if s.cfg.TTL <= 0 || q.After == "" || !s.usable(q.Now) {
 		return c
 	}
@@ -59,12 +59,12 @@ func (s *Store) Cut(ctx context.Context, list string, q translate.CutQuery) (c t
 		// The call reached another server than the run_id it was sent
 		// with (a restart, a restore, a failover, learned by the new
 		// connection it went through): its entries are not this run's.
-		return translate.CutResult{}
+		return liststore.CutResult{}
 	}
 	c, ok := s.cut(list, res, page, q, run)
 	if !ok {
 		s.failed("cut", fmt.Errorf("unexpected answer to the cut script: %d values", len(res)))
-		return translate.CutResult{}
+		return liststore.CutResult{}
 	}
 	return c
 }
@@ -103,7 +103,7 @@ func (s *Store) cutCall(ctx context.Context, client *redis.Client, keys []string
 
 // cut reads cutScript's answer and the page it copied; false when it is
 // not one.
-func (s *Store) cut(list string, res []any, page string, q translate.CutQuery, r *run) (c translate.CutResult, ok bool) {
+func (s *Store) cut(list string, res []any, page string, q liststore.CutQuery, r *run) (c liststore.CutResult, ok bool) {
 	if len(res) == 0 {
 		return c, false // not what the script returns: another server's idea of EVALSHA
 	}
@@ -167,7 +167,7 @@ func (s *Store) cut(list string, res []any, page string, q translate.CutQuery, r
 // reaches says the page is the window's last. nil when this instance's
 // clock says the window is past its TTL or it holds nothing after the
 // cursor.
-func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entry, q translate.CutQuery, written bool, r *run) (*translate.StoredWindow, meta, error) {
+func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entry, q liststore.CutQuery, written bool, r *run) (*liststore.StoredWindow, meta, error) {
 	meta, _ := metaV.(string)
 	env, _ := envV.(string)
 	m, err := parseMeta(meta)
@@ -180,7 +180,7 @@ func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entr
 	if len(raw) == 0 {
 		return nil, m, errors.New("an empty window page") // the script copies none
 	}
-	d := translate.WindowData{
+	d := liststore.WindowData{
 		Start: -1,
 		Floor: m.floor,
 		At:    stamp(m.at, r), // the script checked the window is of this run
@@ -234,5 +234,5 @@ func (s *Store) view(metaV, envV any, raw string, skip int, reaches bool, e entr
 	if src == nil {
 		return nil, m, nil // an envelope this instance cannot read: from the backend
 	}
-	return translate.NewStoredWindow(d, src, ref{win: e.win, base: e.k, written: written}), m, nil
+	return liststore.NewStoredWindow(d, src, ref{win: e.win, base: e.k, written: written}), m, nil
 }

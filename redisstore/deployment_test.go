@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -32,8 +33,8 @@ func TestDeploymentsApart(t *testing.T) {
 	t.Cleanup(engine.WaitAhead)
 	walk(t, []*translate.Engine{engine}, l, list, 10, nil)
 
-	cut := func(s *redisstore.Store) translate.CutResult {
-		return s.Cut(context.Background(), list, translate.CutQuery{After: "500", Size: 10, Now: time.Now()})
+	cut := func(s *redisstore.Store) liststore.CutResult {
+		return s.Cut(context.Background(), list, liststore.CutQuery{After: "500", Size: 10, Now: time.Now()})
 	}
 	require.True(t, cut(newStore(t, srv, 30*time.Second, with("staging"))).Continues, "another instance of staging continues the walk")
 	for _, other := range []*redisstore.Store{

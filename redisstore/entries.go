@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // What Cut reads back of the store's values (see scripts.go for how
@@ -18,7 +18,7 @@ type entry struct {
 	win   string
 	k     int
 	imade time.Time
-	walk  translate.Walk
+	walk  liststore.Walk
 }
 
 // parseEntry reads a chain entry's value (see scripts.go).

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -23,24 +24,24 @@ var ctx = context.Background()
 // page records on s a page of list that ended at last with more after
 // it, its answers at at (a Cut's time), and the window ids it read.
 func page(s *redisstore.Store, list, last string, at time.Time, ids ...string) {
-	var w *translate.StoredWindow
+	var w *liststore.StoredWindow
 	if len(ids) > 0 {
-		w = translate.NewStoredWindow(translate.WindowData{IDs: ids, Start: 0, FromStart: true}, nil, nil)
+		w = liststore.NewStoredWindow(liststore.WindowData{IDs: ids, Start: 0, FromStart: true}, nil, nil)
 	}
-	s.Walked(ctx, list, translate.Walked{Last: last, More: true, Size: 2, At: at, Now: time.Now(),
-		Walk: translate.Walk{Size: 40}, Window: w})
+	s.Walked(ctx, list, liststore.Walked{Last: last, More: true, Size: 2, At: at, Now: time.Now(),
+		Walk: liststore.Walk{Size: 40}, Window: w})
 }
 
 // cutAt asks s for the page of size 2 after cursor.
-func cutAt(s *redisstore.Store, list, cursor string) translate.CutResult {
-	return s.Cut(ctx, list, translate.CutQuery{After: cursor, Size: 2, Now: time.Now()})
+func cutAt(s *redisstore.Store, list, cursor string) liststore.CutResult {
+	return s.Cut(ctx, list, liststore.CutQuery{After: cursor, Size: 2, Now: time.Now()})
 }
 
 // ticket is a Cut's time on the store's clock, as a page of list gets
 // for its answers: of the same list, whose fence the Cut makes when it
 // has none (fenceLua).
 func ticket(t *testing.T, s *redisstore.Store, list string) time.Time {
-	c := s.Cut(ctx, list, translate.CutQuery{After: "0", Size: 1, Now: time.Now()})
+	c := s.Cut(ctx, list, liststore.CutQuery{After: "0", Size: 1, Now: time.Now()})
 	require.False(t, c.At.IsZero(), "the store gives its time")
 	return c.At
 }
@@ -74,10 +75,10 @@ func TestTTLOnTheInstanceClock(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newStore(t, srv, time.Minute, nil)
 	page(s, "l", "10", ticket(t, s, "l"), "1", "10", "11", "12", "13")
-	c := s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: time.Now()})
+	c := s.Cut(ctx, "l", liststore.CutQuery{After: "10", Size: 2, Now: time.Now()})
 	require.True(t, c.Continues)
 	require.NotNil(t, c.Window)
-	c = s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: time.Now().Add(time.Minute)})
+	c = s.Cut(ctx, "l", liststore.CutQuery{After: "10", Size: 2, Now: time.Now().Add(time.Minute)})
 	assert.False(t, c.Continues, "past the TTL on this instance's clock")
 	assert.Nil(t, c.Window)
 
@@ -154,8 +155,8 @@ func TestStoreFaults(t *testing.T) {
 	// The pages' own clock (CutQuery.Now) says when the back-off ends:
 	// five pages that began before the failure all fall within it, on any
 	// machine; pages an hour later are past any back-off.
-	cutOn := func(now time.Time) translate.CutResult {
-		return s.Cut(ctx, "l", translate.CutQuery{After: "10", Size: 2, Now: now})
+	cutOn := func(now time.Time) liststore.CutResult {
+		return s.Cut(ctx, "l", liststore.CutQuery{After: "10", Size: 2, Now: now})
 	}
 	began := time.Now()
 	srv.Kill()

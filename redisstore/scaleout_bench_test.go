@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -75,7 +75,7 @@ func sharedEngines(b testing.TB, srv *redistest.Server, n int, secret []byte) []
 		require.NoError(b, err)
 		b.Cleanup(func() { _ = store.Close() })
 		engines[i] = &translate.Engine{Order: cursor.Numeric, MaxPageSize: 1000,
-			Index: translate.NewIndex(cursor.Numeric, 100_000),
+			Index: translate.NewMemoryStore(cursor.Numeric, 0, 8<<20).Index(100_000), // an index in a store of its own
 			Lists: translate.NewMemoryStore(cursor.Numeric, ttl, 64<<20), Walks: store}
 	}
 	return engines
@@ -107,7 +107,7 @@ func roundRobinWalk(b testing.TB, engines []*translate.Engine, l *countedList, s
 // costs the backend through 1, 2, 3 and 5 instances behind round robin
 // that share read-ahead through one redis-server: backend calls per page
 // and records fetched per record served, named as translate's
-// BenchmarkScaleOut names its lines (walk=shared), so that internal/plots
+// BenchmarkScaleOut names its lines (walk=shared), so that bench/plots
 // draws it beside them:
 //
 //	go test ./redisstore -run '^$' -bench ScaleOut -benchtime 1x

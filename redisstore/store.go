@@ -1,8 +1,8 @@
-// Package redisstore keeps read-ahead's walks and windows (translate's
-// WalkStore) in Redis, so that gateway instances behind a round-robin
-// balancer follow each other's walks: a page one instance served is
-// continued by another from a window either of them read, under the same
-// walk rule and caller boundary as in one instance.
+// Package redisstore keeps read-ahead's walks and windows (a
+// liststore.WalkStore) in Redis, so that gateway instances behind a
+// round-robin balancer follow each other's walks: a page one instance
+// served is continued by another from a window either of them read, under
+// the same walk rule and caller boundary as in one instance.
 //
 // The rules, as this store keeps them:
 //
@@ -61,7 +61,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // Config configures a Store.
@@ -140,7 +140,7 @@ type State struct {
 	Kept   int64 `json:"kept"`
 }
 
-// Store is a translate.WalkStore in Redis. Its methods are safe for
+// Store is a liststore.WalkStore in Redis. Its methods are safe for
 // concurrent use.
 type Store struct {
 	cfg    Config
@@ -198,9 +198,9 @@ const (
 )
 
 // Interface guard
-var _ translate.WindowCopier = (*Store)(nil)
+var _ liststore.WindowCopier = (*Store)(nil)
 
-// CopiesWindows implements translate.WindowCopier: Walked writes a
+// CopiesWindows implements liststore.WindowCopier: Walked writes a
 // window's records and envelope to the store before it returns, and
 // keeps nothing of them.
 func (s *Store) CopiesWindows() {}
@@ -245,7 +245,7 @@ func redactURLError(err error, raw string) error {
 	return errors.New(msg)
 }
 
-// TTL implements translate.WalkStore.
+// TTL implements liststore.WalkStore.
 func (s *Store) TTL() time.Duration { return s.cfg.TTL }
 
 // State returns the store's state and counters.

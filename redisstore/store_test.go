@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -168,7 +170,7 @@ func TestWalkAcrossInstances(t *testing.T) {
 			l := newList(20_000, 3)
 			// A TTL no walker slowed by a loaded machine outlasts: at
 			// 10s, one slower than about 200 records a second is no
-			// longer read ahead of (translate.Walk.Ahead).
+			// longer read ahead of (liststore.Walk.Ahead).
 			engines := instances(t, srv, 3, time.Minute)
 			ids := walk(t, engines, l, fmt.Sprintf("calls|%d", size), size, nil)
 			assert.Equal(t, l.snapshot(), ids, "the walk is exact")
@@ -236,7 +238,7 @@ func TestBackToBackWalksUnderChurn(t *testing.T) {
 						// they saw: read-ahead before the proof.
 						trust = func() {
 							for _, e := range tc.engines {
-								e.Lists.(*translate.MemoryStore).TrustWalks()
+								liststoretest.TrustWalks(e.Lists)
 							}
 						}
 					}
@@ -293,9 +295,9 @@ func TestCallersApart(t *testing.T) {
 	walk(t, engines, l, a, 10, nil)
 	// Alice's walk kept windows with chain entries at every page's end.
 	s := engines[0].Walks
-	c := s.Cut(context.Background(), a, translate.CutQuery{After: "500", Size: 10, Now: time.Now()})
+	c := s.Cut(context.Background(), a, liststore.CutQuery{After: "500", Size: 10, Now: time.Now()})
 	require.True(t, c.Continues, "alice's walk is in the store")
-	c = s.Cut(context.Background(), b, translate.CutQuery{After: "500", Size: 10, Now: time.Now()})
+	c = s.Cut(context.Background(), b, liststore.CutQuery{After: "500", Size: 10, Now: time.Now()})
 	assert.False(t, c.Continues, "bob continues no walk of alice's")
 	assert.Nil(t, c.Window)
 

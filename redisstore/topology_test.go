@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/helpdesk-gateway/gateway/internal/redistest"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/redisstore"
+	"github.com/helpdesk-gateway/gateway/redisstore/redistest"
 	"github.com/helpdesk-gateway/gateway/translate"
 )
 
@@ -59,7 +60,7 @@ func awaitStoresUp(t *testing.T, engines []*translate.Engine, list string) {
 	for _, e := range engines {
 		s := e.Walks.(*redisstore.Store)
 		require.Eventually(t, func() bool {
-			c := s.Cut(ctx, list, translate.CutQuery{After: "0", Size: 1, Now: time.Now()})
+			c := s.Cut(ctx, list, liststore.CutQuery{After: "0", Size: 1, Now: time.Now()})
 			return s.State().Up && !c.At.IsZero()
 		}, 20*time.Second, 20*time.Millisecond, "the store answers again")
 	}
@@ -185,7 +186,7 @@ func TestSentinel(t *testing.T) {
 	// and the old run's it had: a store that reaches it refuses it
 	// rather than read them.
 	demoted := newStoreAt(t, "redis://"+st.Replica.Addr()+"/0", time.Minute, nil)
-	c := demoted.Cut(ctx, "calls|failover", translate.CutQuery{After: "30", Size: 10, Now: time.Now()})
+	c := demoted.Cut(ctx, "calls|failover", liststore.CutQuery{After: "30", Size: 10, Now: time.Now()})
 	assert.True(t, c.At.IsZero(), "no answer from a replica")
 	assert.False(t, demoted.State().Up)
 	assert.Contains(t, demoted.State().LastError, "not a master")
@@ -201,7 +202,7 @@ func TestTimeOfAnotherRun(t *testing.T) {
 	run := s.State().RunID
 	srv.Restart()
 	require.Eventually(t, func() bool {
-		c := s.Cut(ctx, "probe", translate.CutQuery{After: "0", Size: 1, Now: time.Now()})
+		c := s.Cut(ctx, "probe", liststore.CutQuery{After: "0", Size: 1, Now: time.Now()})
 		return !c.At.IsZero()
 	}, 20*time.Second, 20*time.Millisecond)
 	require.NotEqual(t, run, s.State().RunID)

@@ -12,17 +12,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
-	"github.com/helpdesk-gateway/gateway/translate"
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
-// Walked implements translate.WalkStore: the page's chain entry and the
+// Walked implements liststore.WalkStore: the page's chain entry and the
 // window it read, if any, in one script, which the list's fence may
 // refuse (see fence.go). When the page makes a chain entry and the
 // store's answer is not had (the call failed or timed out, or the store
 // is off for its back-off), the list's fence is moved before the page is
 // sent, so that an older walk's entry for the same record cannot decide
 // the page's next one.
-func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
+func (s *Store) Walked(ctx context.Context, list string, p liststore.Walked) {
 	if s.cfg.TTL <= 0 || cutWhole(s.cfg.Order, p) {
 		return
 	}
@@ -34,7 +34,7 @@ func (s *Store) Walked(ctx context.Context, list string, p translate.Walked) {
 }
 
 // write runs Walked's script: false when the store's answer is not had.
-func (s *Store) write(ctx context.Context, base string, p translate.Walked) bool {
+func (s *Store) write(ctx context.Context, base string, p liststore.Walked) bool {
 	chainKey := base // none: see walkedScript
 	if p.More && p.Last != "" {
 		chainKey = base + "c:" + p.Last
@@ -130,7 +130,7 @@ func (s *Store) walkedCall(ctx context.Context, client *redis.Client, keys []str
 // cutWhole reports whether p is a page cut whole from a view whose next
 // chain entry cutScript wrote already: most pages of a walk, which then
 // cost the store nothing more.
-func cutWhole(o cursor.Order, p translate.Walked) bool {
+func cutWhole(o cursor.Order, p liststore.Walked) bool {
 	r, ok := fromRef(p.From)
 	if !ok || !r.written || p.Window != nil {
 		return false
@@ -144,7 +144,7 @@ func cutWhole(o cursor.Order, p translate.Walked) bool {
 // pooled buffer, and returns the name it is written under; false when it
 // is not kept (too large, too many pages, nothing after the page, or a
 // source that cannot be encoded).
-func (s *Store) window(args *[]any, pages *[][]byte, w *translate.StoredWindow, p translate.Walked) (string, *[]byte, bool) {
+func (s *Store) window(args *[]any, pages *[][]byte, w *liststore.StoredWindow, p liststore.Walked) (string, *[]byte, bool) {
 	d := w.Data()
 	k0, size, first := after(s.cfg.Order, d.IDs, p.Last), p.Size, p.First
 	if first < 1 || first > size {
@@ -234,7 +234,7 @@ func after(o cursor.Order, ids []string, last string) int {
 	return sort.Search(len(ids), func(i int) bool { return o.Compare(ids[i], last) > 0 })
 }
 
-func fromRef(w *translate.StoredWindow) (ref, bool) {
+func fromRef(w *liststore.StoredWindow) (ref, bool) {
 	if w == nil {
 		return ref{}, false
 	}

@@ -6,14 +6,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
 )
 
 // Reading ahead of the walker (liststore's walk.go): a page cut from a
-// window at its marker (CutResult.Ahead) starts the read of the walk's
-// next window in the background, so that the walker's page at the
-// window's end is cut from a window as the pages before it were, instead
-// of waiting for the backend's larger answer and for the store to keep
-// it. That read is a page's read at the window's last cursor, with the
+// window at its marker (liststore.CutResult.Ahead) starts the read of
+// the walk's next window in the background, so that the walker's page at
+// the window's end is cut from a window as the pages before it were,
+// instead of waiting for the backend's larger answer and for the store
+// to keep it. That read is a page's read at the window's last cursor, with the
 // read-ahead the walk would ask there, recorded as a page ending at that
 // cursor; it needs a fetcher that outlives the request (Detacher).
 
@@ -28,25 +30,6 @@ type Detacher interface {
 	// or anything read through it (what the store keeps it was given by
 	// Keeper or Lender). ok is false when the fetcher cannot detach.
 	Detach() (f Fetcher, ctx context.Context, done func(error), ok bool)
-}
-
-// AheadClaimer is a WalkStore shared by instances (redisstore) that
-// tells them of each other's reads ahead: asked by a Cut with
-// CutQuery.Ahead, it gives the marker (CutResult.Ahead) only to the
-// instance that claims the read, in the same call, so that the read is
-// made once whichever instances serve the walk's pages; DoneAhead must
-// follow. An instance that serves the walker's page at the window's end
-// while another reads its rest waits for that read (AwaitAhead) instead
-// of making it again.
-type AheadClaimer interface {
-	WalkStore
-	// DoneAhead marks the read ahead after the cursor over, whatever it
-	// kept, waking the instances that wait for it.
-	DoneAhead(ctx context.Context, list, after string)
-	// AwaitAhead waits, for at most the store's own short bound, for a
-	// read ahead in flight after the cursor, and reports whether there
-	// was one.
-	AwaitAhead(ctx context.Context, list, after string) bool
 }
 
 // DefaultMaxAhead bounds the reads ahead in the background at once when
@@ -75,7 +58,7 @@ func (e *Engine) maxAhead() int {
 // record of the window the page was cut from (c.Ahead), in the
 // background, unless the fetcher cannot detach, as many reads are in
 // flight as MaxAhead allows, or one is in flight there.
-func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk Walk) {
+func (e *Engine) readAhead(f Fetcher, list string, c liststore.CutResult, size int, walk liststore.Walk) {
 	key := aheadKey{strings.Clone(list), strings.Clone(c.Ahead)}
 	wait := make(chan struct{})
 	d, ok := f.(Detacher)
@@ -101,7 +84,7 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 			e.aheadN.Add(-1)
 		}
 	}
-	cl, claims := e.walks().(AheadClaimer) // then c.Ahead is this instance's read
+	cl, claims := e.walks().(liststore.AheadClaimer) // then c.Ahead is this instance's read
 	if !ok {
 		e.dropAhead(key.list, key.after)
 		return
@@ -146,7 +129,7 @@ func (e *Engine) readAhead(f Fetcher, list string, c CutResult, size int, walk W
 // this instance after the cursor is not made, so that no walker waits for
 // it.
 func (e *Engine) dropAhead(list, after string) {
-	if cl, ok := e.walks().(AheadClaimer); ok {
+	if cl, ok := e.walks().(liststore.AheadClaimer); ok {
 		go cl.DoneAhead(context.Background(), strings.Clone(list), strings.Clone(after))
 	}
 }
@@ -161,12 +144,12 @@ func (e *Engine) dropAhead(list, after string) {
 // It reads nothing when a live chain entry is there already (a page of
 // the walk ended there, or another instance read ahead): that entry's
 // window or the walker's own read serves the walk.
-func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev string, at, size, first int, walk Walk) error {
+func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev string, at, size, first int, walk liststore.Walk) error {
 	walks := e.walks()
 	now, ttl := e.now(), walks.TTL()
 	// Fresh: the store's answer without a cut, so that asking moves
 	// nothing (no page served, no entry written past it).
-	c := walks.Cut(ctx, k.list, CutQuery{After: k.after, Size: size, Fresh: true, Now: now, Probe: true})
+	c := walks.Cut(ctx, k.list, liststore.CutQuery{After: k.after, Size: size, Fresh: true, Now: now, Probe: true})
 	if c.Continues || c.At.IsZero() {
 		return nil
 	}
@@ -179,7 +162,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev strin
 		// from there, as from an answer's edge, and its answer checks it.
 		e.learn(k.list, []string{k.after}, at, false, nil)
 	}
-	ls := e.store().learned(k.list)
+	ls := e.store().stateOf(k.list)
 	// The page the read serves first is the rest of the walker's page at
 	// the window's end: first records, which a backend that pages by
 	// number can more often send in one answer with the read-ahead than a
@@ -194,7 +177,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev strin
 		return nil // a page stitched from two answers: the last holds no record at or below the cursor
 	}
 	e.keepBytes(f, run)
-	walks.Walked(ctx, k.list, Walked{Last: k.after, More: true, Size: size, First: first,
+	walks.Walked(ctx, k.list, liststore.Walked{Last: k.after, More: true, Size: size, First: first,
 		At: c.At, Now: now, Walk: walk, Window: run, Ahead: true})
 	return nil
 }
@@ -206,7 +189,7 @@ func (e *Engine) prefetch(ctx context.Context, f Fetcher, k aheadKey, prev strin
 // It waits for that read when it is in flight here. It returns the page,
 // the window its rest came from and the walk as that read left it (the
 // size it grew to), or nil.
-func (e *Engine) headAhead(ctx context.Context, ls *listState, req Request, h head, walk Walk, now time.Time) (*Page, *StoredWindow, Walk) {
+func (e *Engine) headAhead(ctx context.Context, ls *listState, req Request, h head, walk liststore.Walk, now time.Time) (*Page, *liststore.StoredWindow, liststore.Walk) {
 	ids := h.ids()
 	if len(ids) == 0 {
 		return nil, nil, walk
@@ -214,9 +197,9 @@ func (e *Engine) headAhead(ctx context.Context, ls *listState, req Request, h he
 	x := ids[len(ids)-1]
 	e.awaitAhead(ctx, req.List, x, ls.readTime.bound())
 	walks := e.walks()
-	q := CutQuery{After: x, Size: req.Size, Now: now, Probe: true}
+	q := liststore.CutQuery{After: x, Size: req.Size, Now: now, Probe: true}
 	c := walks.Cut(ctx, req.List, q)
-	if cl, ok := walks.(AheadClaimer); ok && !c.Continues && cl.AwaitAhead(ctx, req.List, x) {
+	if cl, ok := walks.(liststore.AheadClaimer); ok && !c.Continues && cl.AwaitAhead(ctx, req.List, x) {
 		c = walks.Cut(ctx, req.List, q) // another instance read it ahead meanwhile
 	}
 	need := req.Size - len(ids)

@@ -88,7 +88,7 @@ func checkQuirkyWalks(t *testing.T, r *rand.Rand, iterations int, offsets bool) 
 				require.Equal(t, ids[from:min(from+size, len(ids))], parseIDs(pg.IDs), "%s: _page %d of %d", name, page, size)
 			}
 		}
-		got, learned := e.PageSizeLimit()
+		got, learned := e.pageSizeLimit()
 		switch {
 		case q.clampAt > 0 && learned:
 			assert.Equal(t, q.clampAt, got, name)
@@ -176,7 +176,7 @@ func TestClampLearningCost(t *testing.T) {
 			want, _ := honest.counts()
 			require.Equal(t, pages2, pages)
 			assert.LessOrEqual(t, calls, want+1, "learning costs at most one call")
-			limit, learned := e.PageSizeLimit()
+			limit, learned := e.pageSizeLimit()
 			if 2*tc.size+2 > tc.clampAt {
 				// The walk's windows outgrow the clamp: it must be met.
 				assert.Equal(t, []int{tc.clampAt}, learnedLimits, "learned once")
@@ -217,7 +217,7 @@ func TestShortListsDoNotShrinkTheLimit(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	limit, learned := e.PageSizeLimit()
+	limit, learned := e.pageSizeLimit()
 	assert.Equal(t, 1000, limit)
 	assert.False(t, learned)
 }
@@ -241,7 +241,7 @@ func TestPageSizeLimitIsSafeForConcurrentUse(t *testing.T) {
 					return
 				}
 				got = append(got, parseIDs(pg.IDs)...)
-				e.PageSizeLimit()
+				e.pageSizeLimit()
 				if !pg.More {
 					break
 				}
@@ -251,7 +251,7 @@ func TestPageSizeLimitIsSafeForConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	limit, learned := e.PageSizeLimit()
+	limit, learned := e.pageSizeLimit()
 	assert.Equal(t, 137, limit)
 	assert.True(t, learned)
 }

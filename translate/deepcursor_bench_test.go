@@ -31,7 +31,7 @@ func BenchmarkDeepCursor(b *testing.B) {
 				b.Run(name+"/cold", func(b *testing.B) {
 					calls0, fetched0 := l.counts()
 					for b.Loop() {
-						e := &Engine{Order: l.order(), MaxPageSize: maxPage, Index: NewIndex(l.order(), 100_000)}
+						e := &Engine{Order: l.order(), MaxPageSize: maxPage, Index: newIndex(l.order(), 100_000)}
 						pg, err := e.Page(context.Background(), l, Request{List: "l", After: after, Size: perPage})
 						if err != nil {
 							b.Fatal(err)

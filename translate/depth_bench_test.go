@@ -19,7 +19,7 @@ import (
 //
 // docs/cost-by-depth.svg plots it:
 //
-//	go test ./translate -run '^$' -bench 'CostByDepth|ScaleOut' -benchtime 1x | go run ./internal/plots -out docs
+//	go test ./translate -run '^$' -bench 'CostByDepth|ScaleOut' -benchtime 1x | go run ./bench/plots -out docs
 func BenchmarkCostByDepth(b *testing.B) {
 	const n, buckets = 5000, 10
 	for _, size := range []int{10, 100} {
@@ -52,7 +52,7 @@ func costByDepth(b *testing.B, mode string, n, size, buckets int) [10]float64 {
 		var e *Engine
 		switch mode {
 		case "gateway":
-			e = &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, 100_000)}
+			e = &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: newIndex(cursor.Numeric, 100_000)}
 		case "readahead":
 			e = readaheadEngine(false)
 		case "keyset":

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // Fetcher makes one backend list call: the records at offsets
@@ -33,26 +35,18 @@ type Releaser interface {
 // them. The engine calls Keep with the number of a call whose answer
 // becomes a read-ahead window: the fetcher must then never reuse that
 // answer's memory, and returns what its caller needs to compose pages
-// from the answer later (opaque to the engine; see StoredWindow.Source)
-// and the answer's size in bytes, which the ListStore's bound counts.
+// from the answer later (opaque to the engine; see
+// liststore.StoredWindow.Source) and the answer's size in bytes, which
+// the ListStore's bound counts.
 type Keeper interface {
 	Keep(call int) (source any, bytes int)
 }
 
 // Lender is a Fetcher that can lend an answer's source, what Keep would
-// return, to a WindowCopier, which copies the window in Walked: the
+// return, to a liststore.WindowCopier, which copies the window in Walked: the
 // answer stays the fetcher's, and goes back to its pool with the request.
 type Lender interface {
 	Lend(call int) (source any)
-}
-
-// WindowCopier is a WalkStore that copies what it keeps of a window (its
-// records, and what it needs of its Source) in Walked and holds nothing
-// of it after (redisstore): the engine then lends it the answer instead
-// of taking it from the fetcher for good.
-type WindowCopier interface {
-	WalkStore
-	CopiesWindows()
 }
 
 // Batch is one backend answer.
@@ -92,7 +86,7 @@ type Page struct {
 	// Stored is the read-ahead window the page was cut from, with no
 	// backend call; nil when the page was read from the backend. Source
 	// is then -1, and the window's Source is what the fetcher kept.
-	Stored *StoredWindow
+	Stored *liststore.StoredWindow
 	// Keyset says the page was read by keyset (records above the cursor).
 	Keyset bool
 	// Head is how many of the page's first records were cut from a
@@ -152,7 +146,7 @@ type Engine struct {
 	// Lists: a store shared by several instances (redisstore), so that a
 	// walk whose pages a balancer sends to any of them is followed whole.
 	// Lists still keeps the learned state and the position samples.
-	Walks WalkStore
+	Walks liststore.WalkStore
 	// MaxAhead bounds the reads ahead of walkers in the background at
 	// once (see Detacher); 0 means DefaultMaxAhead.
 	MaxAhead int
@@ -161,7 +155,7 @@ type Engine struct {
 	ownLists ListStore
 	clock    func() time.Time // time.Now unless a test sets it
 	reportMu sync.Mutex
-	reported int // the last limit learned, for PageSizeLimit; 0: none
+	reported int // the last limit learned, for pageSizeLimit; 0: none
 
 	ahead   sync.Map       // aheadKey: chan closed when the read ahead is over
 	aheadN  atomic.Int32   // reads ahead in flight
@@ -244,10 +238,10 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 	if req.Size < 1 {
 		return nil, fmt.Errorf("page size %d: must be at least 1", req.Size)
 	}
-	ls := e.store().learned(req.List)
+	ls := e.store().stateOf(req.List)
 	walks := e.walks()
 	now, ttl := e.now(), walks.TTL()
-	c := walks.Cut(ctx, req.List, CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now, Ahead: e.canAhead(f)})
+	c := walks.Cut(ctx, req.List, liststore.CutQuery{After: req.After, Size: req.Size, Fresh: req.Fresh, Now: now, Ahead: e.canAhead(f)})
 	walk := c.Walk
 	if c.Continues {
 		walk.Pace(req.Size, c.Made, now)
@@ -275,7 +269,7 @@ func (e *Engine) Page(ctx context.Context, f Fetcher, req Request) (*Page, error
 // walk's next window in the background when the page is its marker; or
 // that window's last records (a head) and the window read ahead after
 // them (headAhead). nil when the backend is to be asked.
-func (e *Engine) fromWindow(ctx context.Context, f Fetcher, ls *listState, req Request, c CutResult, walk Walk, now time.Time) *Page {
+func (e *Engine) fromWindow(ctx context.Context, f Fetcher, ls *listState, req Request, c liststore.CutResult, walk liststore.Walk, now time.Time) *Page {
 	walks := e.walks()
 	if c.Holds(req.Size) {
 		w := c.Window
@@ -298,17 +292,17 @@ func (e *Engine) fromWindow(ctx context.Context, f Fetcher, ls *listState, req R
 
 // ask reads a page from the backend, with ahead records more in each
 // call when a walk continues, starting from a window's head when there is
-// one: by keyset ("the records above X", keysetChecked, which holds its
-// own checks) where the backend takes that and the cursor is safe to
+// one: by keyset ("the records above X", keysetPage, which doubts its
+// answers itself) where the backend takes that and the cursor is safe to
 // write into its query, else by page or offset (offsetPage). prev, when
 // set, is the record before the cursor that a read ahead of the walker
-// knows (see keysetPage). It returns the answer to keep as a read-ahead
+// knows (see keysetRead.read). It returns the answer to keep as a read-ahead
 // window, if any, and feeds the list's read time (readTime).
-func (e *Engine) ask(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *StoredWindow, error) {
+func (e *Engine) ask(ctx context.Context, f Fetcher, ls *listState, req Request, ahead int, h head, prev string) (*Page, *liststore.StoredWindow, error) {
 	began := time.Now()
 	defer func() { ls.readTime.observe(time.Since(began)) }()
 	if req.After != "" && e.keysetFor(ls, req.After) {
-		pg, run, calls, err := e.keysetChecked(ctx, f, ls, req, ahead, h, prev)
+		pg, run, calls, err := e.keysetPage(ctx, f, ls, req, ahead, h, prev)
 		if pg != nil || err != nil {
 			return pg, run, err
 		}
@@ -317,9 +311,9 @@ func (e *Engine) ask(ctx context.Context, f Fetcher, ls *listState, req Request,
 	return e.offsetPage(ctx, f, ls, req, ahead, 0, h)
 }
 
-// walked is what the store records of a page served: see Walked.
-func (e *Engine) walked(pg *Page, size int, at, now time.Time, walk Walk, from, window *StoredWindow) Walked {
-	w := Walked{More: pg.More, Size: size, At: at, Now: now, Walk: walk, From: from, Window: window}
+// walked is what the store records of a page served: see liststore.Walked.
+func (e *Engine) walked(pg *Page, size int, at, now time.Time, walk liststore.Walk, from, window *liststore.StoredWindow) liststore.Walked {
+	w := liststore.Walked{More: pg.More, Size: size, At: at, Now: now, Walk: walk, From: from, Window: window}
 	if len(pg.IDs) > 0 {
 		w.Last = pg.IDs[len(pg.IDs)-1]
 	}
@@ -341,8 +335,8 @@ func (e *Engine) store() ListStore {
 	return e.ownLists
 }
 
-// walks returns the engine's WalkStore: Walks, or its ListStore.
-func (e *Engine) walks() WalkStore {
+// walks returns the engine's liststore.WalkStore: Walks, or its ListStore.
+func (e *Engine) walks() liststore.WalkStore {
 	if e.Walks != nil {
 		return e.Walks
 	}
@@ -377,7 +371,7 @@ func (e *Engine) now() time.Time {
 // Each call is one turn of the loop below; its steps (plan a window, read
 // and check the answer, settle the cursor's place, take the records,
 // stitch the next call on) are pageRead's methods, in page.go.
-func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, h head) (*Page, *StoredWindow, error) {
+func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req Request, ahead, calls int, h head) (*Page, *liststore.StoredWindow, error) {
 	var r pageRead
 	if err := r.start(e, f, ls, req); err != nil {
 		return nil, nil, err
@@ -412,7 +406,7 @@ func (e *Engine) offsetPage(ctx context.Context, f Fetcher, ls *listState, req R
 }
 
 // learn gives the index the edges of an answer.
-func (e *Engine) learn(list string, ids []string, start int, short bool, extra []sample) {
+func (e *Engine) learn(list string, ids []string, start int, short bool, extra []locate.Sample) {
 	if e.Index == nil {
 		return
 	}
@@ -420,17 +414,17 @@ func (e *Engine) learn(list string, ids []string, start int, short bool, extra [
 	if short {
 		end = start + len(ids)
 	}
-	var room [4]sample // on the stack: the index copies what it keeps
+	var room [4]locate.Sample // on the stack: the index copies what it keeps
 	run := room[:0]
 	if n := len(ids); n > 0 {
-		run = append(run, sample{Off: start, ID: ids[0]})
+		run = append(run, locate.Sample{Off: start, ID: ids[0]})
 		for _, s := range extra {
 			if s.Off > run[len(run)-1].Off && s.Off < start+n-1 {
 				run = append(run, s)
 			}
 		}
 		if n > 1 {
-			run = append(run, sample{Off: start + n - 1, ID: ids[n-1]})
+			run = append(run, locate.Sample{Off: start + n - 1, ID: ids[n-1]})
 		}
 	}
 	e.Index.learnAnswer(list, run, start+len(ids), end, answerIDs{start, ids})

@@ -16,7 +16,7 @@ import (
 )
 
 func newEngine(maxPage, indexSize int) *Engine {
-	return &Engine{Order: cursor.Numeric, MaxPageSize: maxPage, Index: NewIndex(cursor.Numeric, indexSize)}
+	return &Engine{Order: cursor.Numeric, MaxPageSize: maxPage, Index: newIndex(cursor.Numeric, indexSize)}
 }
 
 // walk pages through the whole list by cursor and returns the ids served.
@@ -93,7 +93,7 @@ func TestPageLexicalIDs(t *testing.T) {
 		from := min(w.Start, len(ids))
 		return Batch{IDs: ids[from:min(from+w.Size, len(ids))]}, nil
 	})
-	e := &Engine{Order: cursor.Lexical, MaxPageSize: 100, Index: NewIndex(cursor.Lexical, 100)}
+	e := &Engine{Order: cursor.Lexical, MaxPageSize: 100, Index: newIndex(cursor.Lexical, 100)}
 	for _, tc := range []struct{ after, first string }{
 		{"k0007", "k000e"}, {"k0008", "k000e"}, {"a", "k0000"}, {"k", "k0000"}, {"k00", "k0000"},
 	} {
@@ -139,7 +139,7 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := FetcherFunc(func(context.Context, Window) (Batch, error) { return Batch{IDs: tc.ids}, nil })
-			e := &Engine{Order: tc.order, MaxPageSize: 4, Index: NewIndex(tc.order, 10)}
+			e := &Engine{Order: tc.order, MaxPageSize: 4, Index: newIndex(tc.order, 10)}
 			_, err := e.Page(context.Background(), f, Request{List: "l", Size: 3})
 			var be *BackendError
 			require.ErrorAs(t, err, &be)
@@ -151,7 +151,7 @@ func TestPageRejectsUnusableAnswers(t *testing.T) {
 			if tc.order == cursor.Numeric || tc.setting != "id_order" {
 				assert.NotContains(t, err.Error(), "set id_order numeric")
 			}
-			assert.Zero(t, e.Index.Len(), "a bad answer must not reach the index")
+			assert.Zero(t, e.Index.len(), "a bad answer must not reach the index")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/locate"
 )
 
@@ -30,7 +31,10 @@ import (
 // samples. The store takes the Index's while it holds its own (to drop or
 // thin a list's samples: liststore.Owner); the Index never takes the
 // store's while it holds its own, and hands the store the bytes a change
-// cost after (liststore.Memory.Counted).
+// cost after (liststore.Memory.Counted). Its samples (records seen at an
+// offset of a list) and hints (what it knows of an id's neighbourhood)
+// are package locate's, which a page's search (locate.Search) starts
+// from.
 type Index struct {
 	order cursor.Order
 	limit int // samples, and lists holding samples, held at most
@@ -42,35 +46,11 @@ type Index struct {
 	locks int       // learnings, each one acquisition of mu, for tests
 }
 
-// The index's samples and hints are package locate's: a sample is a
-// record seen at an offset of a list, a hint what the index knows of an
-// id's neighbourhood, which a page's search (locate.Search) starts from.
-type (
-	sample = locate.Sample
-	hint   = locate.Hint
-)
-
-// NewIndex returns an index holding at most limit samples of at most limit
-// lists, in a MemoryStore of its own (read-ahead off, bounded as an
-// Engine's own store); limit < 1 makes an index that remembers nothing. An
-// Engine whose Lists is unset keeps its lists in that store too. A
-// gateway's endpoints take theirs from the store they share, with
-// MemoryStore.Index.
-func NewIndex(order cursor.Order, limit int) *Index {
-	return NewMemoryStore(order, 0, defaultListMemory).Index(limit)
-}
-
 // Index returns a position index whose samples live in s's list objects,
 // counted in s's bound: at most limit samples of at most limit lists;
 // limit < 1 makes an index that remembers nothing.
 func (s *MemoryStore) Index(limit int) *Index {
 	return &Index{order: s.order, limit: limit, store: s}
-}
-
-// Len returns the number of samples held.
-func (x *Index) Len() int {
-	_, samples := x.Stats()
-	return samples
 }
 
 // Stats returns the lists that hold samples and the samples across them,
@@ -107,8 +87,8 @@ func (x *Index) Extent() int {
 	return n
 }
 
-func (x *Index) lookup(list, id string) hint {
-	h := hint{End: -1}
+func (x *Index) lookup(list, id string) locate.Hint {
+	h := locate.Hint{End: -1}
 	if x == nil || x.store == nil {
 		return h
 	}
@@ -143,7 +123,7 @@ func (x *Index) lookup(list, id string) hint {
 //
 // An answer is the freshest truth about its range, so samples inside the id
 // range of run, and neighbours whose offsets contradict it, are dropped.
-func (x *Index) learn(list string, run []sample, seenTo, end int) {
+func (x *Index) learn(list string, run []locate.Sample, seenTo, end int) {
 	x.learnAnswer(list, run, seenTo, end, answerIDs{})
 }
 
@@ -154,7 +134,7 @@ type answerIDs struct {
 }
 
 // confirms reports whether the answer holds s's id at s's offset.
-func (a answerIDs) confirms(order cursor.Order, s sample) bool {
+func (a answerIDs) confirms(order cursor.Order, s locate.Sample) bool {
 	k := s.Off - a.start
 	return k >= 0 && k < len(a.ids) && order.Compare(a.ids[k], s.ID) == 0
 }
@@ -163,7 +143,7 @@ func (a answerIDs) confirms(order cursor.Order, s sample) bool {
 // range that a confirms are kept, as fresh as run. Concurrent walkers then
 // do not wipe out each other's next cursor with their answers, which would
 // make each next page search where one call would do.
-func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answerIDs) {
+func (x *Index) learnAnswer(list string, run []locate.Sample, seenTo, end int, a answerIDs) {
 	if x == nil || x.limit < 1 || x.store == nil {
 		return
 	}
@@ -171,7 +151,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 	if p == nil {
 		return
 	}
-	var room [4]change // on the stack: p, and a list or two forgotten for room
+	var room [4]liststore.Change // on the stack: p, and a list or two forgotten for room
 	changes := x.learnLocked(p, run, seenTo, end, a, room[:0])
 	x.store.Counted(p.list, changes)
 }
@@ -179,7 +159,7 @@ func (x *Index) learnAnswer(list string, run []sample, seenTo, end int, a answer
 // learnLocked is learnAnswer's change to p under x.mu. It returns the
 // changes in bytes of p and of any list forgotten for room, for the
 // store to count once x.mu is let go (see Index's locks).
-func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answerIDs, changes []change) []change {
+func (x *Index) learnLocked(p *positions, run []locate.Sample, seenTo, end int, a answerIDs, changes []liststore.Change) []liststore.Change {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.locks++
@@ -222,7 +202,7 @@ func (x *Index) learnLocked(p *positions, run []sample, seenTo, end int, a answe
 
 // splice replaces the samples that run supersedes with run and those of
 // them that a confirms.
-func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
+func (x *Index) splice(p *positions, run []locate.Sample, a answerIDs) []locate.Sample {
 	samples := p.samples
 	first, last := run[0], run[len(run)-1]
 	i := sort.Search(len(samples), func(i int) bool {
@@ -243,10 +223,10 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 	// Kept samples are the index's own already.
 	// fresh is copied into samples below, so for the few samples of a
 	// sequential walk's answer it lives on the stack.
-	var room [16]sample
+	var room [16]locate.Sample
 	fresh := room[:0]
 	if n := len(run) + j - i; n > len(room) {
-		fresh = make([]sample, 0, n)
+		fresh = make([]locate.Sample, 0, n)
 	}
 	old := samples[i:j]
 	p.ids -= idBytes(old)
@@ -258,13 +238,13 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 			}
 			old = old[1:]
 		}
-		fresh = append(fresh, sample{Off: s.Off, ID: strings.Clone(s.ID)})
+		fresh = append(fresh, locate.Sample{Off: s.Off, ID: strings.Clone(s.ID)})
 		p.ids += idCost(s.ID)
 	}
 	tail := len(samples) - j
 	out := samples
 	if grow := len(fresh) - (j - i); grow > 0 {
-		out = append(samples, make([]sample, grow)...)
+		out = append(samples, make([]locate.Sample, grow)...)
 	}
 	copy(out[i+len(fresh):], samples[j:j+tail])
 	copy(out[i:], fresh)
@@ -280,7 +260,7 @@ func (x *Index) splice(p *positions, run []sample, a answerIDs) []sample {
 // which halves its memory and keeps its spread. A list keeps at least its
 // two ends. It returns changes with those of the lists forgotten added.
 // The caller holds x.mu.
-func (x *Index) evict(keep *positions, changes []change) []change {
+func (x *Index) evict(keep *positions, changes []liststore.Change) []liststore.Change {
 	for (x.total > x.limit || x.lru.Len() > x.limit) && x.lru.Len() > 1 {
 		e := x.lru.Back()
 		if e.Value == keep {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/locate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,24 +22,24 @@ func TestLearnAnswerKeepsConfirmedSamples(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		sample sample
+		sample locate.Sample
 		answer []string // the answer's ids from offset 40
 		kept   bool
 	}{
-		{"confirmed: same id at the same offset", sample{Off: 50, ID: "500"}, ids(40, 140), true},
-		{"the answer holds another id there", sample{Off: 50, ID: "505"}, ids(40, 140), false},
-		{"the record moved", sample{Off: 50, ID: "500"}, append([]string{"395"}, ids(40, 139)...), false},
-		{"outside the answer's edges", sample{Off: 150, ID: "1500"}, ids(40, 140), true},
+		{"confirmed: same id at the same offset", locate.Sample{Off: 50, ID: "500"}, ids(40, 140), true},
+		{"the answer holds another id there", locate.Sample{Off: 50, ID: "505"}, ids(40, 140), false},
+		{"the record moved", locate.Sample{Off: 50, ID: "500"}, append([]string{"395"}, ids(40, 139)...), false},
+		{"outside the answer's edges", locate.Sample{Off: 150, ID: "1500"}, ids(40, 140), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := NewIndex(cursor.Numeric, 100)
-			x.learn("l", []sample{tc.sample}, tc.sample.Off+1, -1)
+			x := newIndex(cursor.Numeric, 100)
+			x.learn("l", []locate.Sample{tc.sample}, tc.sample.Off+1, -1)
 			a := answerIDs{start: 40, ids: tc.answer}
-			x.learnAnswer("l", []sample{{Off: 40, ID: tc.answer[0]}, {Off: 139, ID: tc.answer[len(tc.answer)-1]}}, 140, -1, a)
+			x.learnAnswer("l", []locate.Sample{{Off: 40, ID: tc.answer[0]}, {Off: 139, ID: tc.answer[len(tc.answer)-1]}}, 140, -1, a)
 			h := x.lookup("l", tc.sample.ID)
 			got := h.HasLo && h.Lo == tc.sample
 			assert.Equal(t, tc.kept, got, "lookup %+v", h)
-			assert.Equal(t, 2+map[bool]int{true: 1}[tc.kept], x.Len())
+			assert.Equal(t, 2+map[bool]int{true: 1}[tc.kept], x.len())
 		})
 	}
 }

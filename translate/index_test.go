@@ -9,9 +9,26 @@ import (
 	"testing"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/locate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// newIndex returns an index holding at most limit samples of at most
+// limit lists, in a MemoryStore of its own (read-ahead off, bounded as an
+// Engine's own store), as the tests' engines take it; limit < 1 makes an
+// index that remembers nothing. An Engine whose Lists is unset keeps its
+// lists in that store too. A gateway's endpoints take theirs from the
+// store they share (MemoryStore.Index).
+func newIndex(order cursor.Order, limit int) *Index {
+	return NewMemoryStore(order, 0, defaultListMemory).Index(limit)
+}
+
+// len returns the number of samples the index holds.
+func (x *Index) len() int {
+	_, samples := x.Stats()
+	return samples
+}
 
 func TestIndexStaysBounded(t *testing.T) {
 	for _, limit := range []int{1, 2, 10, 500} {
@@ -23,30 +40,30 @@ func TestIndexStaysBounded(t *testing.T) {
 			_, err := e.Page(context.Background(), l, Request{List: "other" + strconv.Itoa(i), After: "5005", Size: 10})
 			require.NoError(t, err)
 		}
-		assert.LessOrEqual(t, e.Index.Len(), max(limit, 2), "limit %d", limit)
+		assert.LessOrEqual(t, e.Index.len(), max(limit, 2), "limit %d", limit)
 	}
-	off := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: NewIndex(cursor.Numeric, -1)}
+	off := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: newIndex(cursor.Numeric, -1)}
 	walk(t, off, newMemList(evenIDs(500)), 10)
-	assert.Zero(t, off.Index.Len())
+	assert.Zero(t, off.Index.len())
 }
 
 func TestIndexKeepsOrderAndDropsStaleSamples(t *testing.T) {
-	x := NewIndex(cursor.Numeric, 100)
-	x.learn("l", []sample{{Off: 0, ID: "10"}, {Off: 9, ID: "100"}}, 10, -1)
-	x.learn("l", []sample{{Off: 20, ID: "200"}, {Off: 29, ID: "290"}}, 30, -1)
+	x := newIndex(cursor.Numeric, 100)
+	x.learn("l", []locate.Sample{{Off: 0, ID: "10"}, {Off: 9, ID: "100"}}, 10, -1)
+	x.learn("l", []locate.Sample{{Off: 20, ID: "200"}, {Off: 29, ID: "290"}}, 30, -1)
 	// The list shifted: 150 now sits where 200 was seen. Samples whose
 	// offsets contradict the fresh answer go.
-	x.learn("l", []sample{{Off: 20, ID: "150"}, {Off: 25, ID: "180"}}, 26, -1)
+	x.learn("l", []locate.Sample{{Off: 20, ID: "150"}, {Off: 25, ID: "180"}}, 26, -1)
 	p := x.held("l")
 	for i := 1; i < len(p.samples); i++ {
 		assert.Less(t, cursor.Numeric.Compare(p.samples[i-1].ID, p.samples[i].ID), 0)
 		assert.Less(t, p.samples[i-1].Off, p.samples[i].Off)
 	}
-	assert.NotContains(t, p.samples, sample{Off: 20, ID: "200"})
+	assert.NotContains(t, p.samples, locate.Sample{Off: 20, ID: "200"})
 	h := x.lookup("l", "160")
-	assert.Equal(t, sample{Off: 20, ID: "150"}, h.Lo)
+	assert.Equal(t, locate.Sample{Off: 20, ID: "150"}, h.Lo)
 	// A short answer tells where the list ends, and samples past it go.
-	x.learn("l", []sample{{Off: 5, ID: "60"}}, 6, 6)
+	x.learn("l", []locate.Sample{{Off: 5, ID: "60"}}, 6, 6)
 	assert.Equal(t, 6, x.lookup("l", "1").End)
 	for _, s := range x.held("l").samples {
 		assert.Less(t, s.Off, 6)
@@ -107,7 +124,7 @@ func TestConcurrentWalkersShareOneIndex(t *testing.T) {
 // (they ended empty) count against the limit too: a client sending a new
 // query that selects nothing with every request must not grow the index.
 func TestIndexBoundsListsNotOnlySamples(t *testing.T) {
-	x := NewIndex(cursor.Numeric, 100)
+	x := newIndex(cursor.Numeric, 100)
 	for i := range 10000 {
 		x.learn("/calls?q="+strconv.Itoa(i), nil, 0, 0)
 	}
@@ -117,22 +134,22 @@ func TestIndexBoundsListsNotOnlySamples(t *testing.T) {
 }
 
 func TestIndexForgetsTheLeastRecentlyUsedList(t *testing.T) {
-	x := NewIndex(cursor.Numeric, 4)
-	x.learn("a", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
-	x.learn("b", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+	x := newIndex(cursor.Numeric, 4)
+	x.learn("a", []locate.Sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+	x.learn("b", []locate.Sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
 	x.lookup("a", "5") // a is now used more recently than b
-	x.learn("c", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+	x.learn("c", []locate.Sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
 	assert.True(t, x.lookup("a", "5").HasLo, "a was used last, so kept")
 	assert.False(t, x.lookup("b", "5").HasLo, "b was least recently used")
 	assert.True(t, x.lookup("c", "5").HasLo)
-	assert.Equal(t, 4, x.Len())
+	assert.Equal(t, 4, x.len())
 }
 
 // BenchmarkIndexNewListWhenFull is a client sending a new query with every
 // request to a full index: each learn forgets the least recently used list.
 func BenchmarkIndexNewListWhenFull(b *testing.B) {
-	x := NewIndex(cursor.Numeric, 100000)
-	run := []sample{{Off: 0, ID: "1"}, {Off: 10, ID: "11"}}
+	x := newIndex(cursor.Numeric, 100000)
+	run := []locate.Sample{{Off: 0, ID: "1"}, {Off: 10, ID: "11"}}
 	for i := range 60000 {
 		x.learn("/calls?q="+strconv.Itoa(i), run, 11, -1)
 	}
@@ -166,30 +183,30 @@ func TestIndexStats(t *testing.T) {
 	}{
 		{"empty", 10, func(*Index) {}, 0},
 		{"two lists", 100, func(x *Index) {
-			x.learn("a", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
-			x.learn("b", []sample{{Off: 0, ID: "1"}, {Off: 4, ID: "5"}, {Off: 9, ID: "10"}}, 10, -1)
+			x.learn("a", []locate.Sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}}, 10, -1)
+			x.learn("b", []locate.Sample{{Off: 0, ID: "1"}, {Off: 4, ID: "5"}, {Off: 9, ID: "10"}}, 10, -1)
 		}, 2},
 		{"an end trims samples", 100, func(x *Index) {
-			x.learn("a", []sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}, {Off: 19, ID: "20"}}, 20, -1)
+			x.learn("a", []locate.Sample{{Off: 0, ID: "1"}, {Off: 9, ID: "10"}, {Off: 19, ID: "20"}}, 20, -1)
 			x.learn("a", nil, 0, 10)
 		}, 1},
 		{"an empty list counts", 100, func(x *Index) { x.learn("a", nil, 0, 0) }, 1},
 		{"lists forgotten", 3, func(x *Index) {
 			for i := range 10 {
-				x.learn(strconv.Itoa(i), []sample{{Off: 0, ID: "1"}}, 1, -1)
+				x.learn(strconv.Itoa(i), []locate.Sample{{Off: 0, ID: "1"}}, 1, -1)
 			}
 		}, 3},
 		{"one list thinned", 4, func(x *Index) {
-			run := make([]sample, 10)
+			run := make([]locate.Sample, 10)
 			for i := range run {
-				run[i] = sample{Off: i, ID: strconv.Itoa(i + 1)}
+				run[i] = locate.Sample{Off: i, ID: strconv.Itoa(i + 1)}
 			}
 			x.learn("a", run, 10, -1)
 		}, 1},
-		{"off", -1, func(x *Index) { x.learn("a", []sample{{Off: 0, ID: "1"}}, 1, -1) }, 0},
+		{"off", -1, func(x *Index) { x.learn("a", []locate.Sample{{Off: 0, ID: "1"}}, 1, -1) }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := NewIndex(cursor.Numeric, tc.limit)
+			x := newIndex(cursor.Numeric, tc.limit)
 			tc.learn(x)
 			lists, samples := x.Stats()
 			wantLists, wantSamples := held(x)

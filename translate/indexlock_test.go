@@ -71,7 +71,7 @@ func TestOneIndexLearningPerPage(t *testing.T) {
 		{"a cold cursor at the list's end", false, strconv.Itoa(10 * 5000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := NewIndex(cursor.Numeric, 100_000)
+			x := newIndex(cursor.Numeric, 100_000)
 			e := &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Index: x}
 			if tc.walk {
 				_, err := e.Page(context.Background(), l, Request{List: "l", Size: 10})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // One place per list identity: the position index's samples live in the
@@ -32,9 +33,9 @@ func TestIndexWithinTheStoresBound(t *testing.T) {
 		slack   = 256 << 10 // the test's own
 	)
 	pad := strings.Repeat("x", 8<<10)
-	run := make([]sample, samples)
+	run := make([]locate.Sample, samples)
 	for i := range run {
-		run[i] = sample{Off: i, ID: fmt.Sprintf("%032d", i+1)}
+		run[i] = locate.Sample{Off: i, ID: fmt.Sprintf("%032d", i+1)}
 	}
 	s := trustedStore(cursor.Lexical, 0, memory)
 	x := s.Index(1 << 26)
@@ -77,9 +78,9 @@ func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 	const memory = 16 << 10
 	s := trustedStore(cursor.Numeric, 0, memory)
 	x := s.Index(1 << 26)
-	run := make([]sample, 2000)
+	run := make([]locate.Sample, 2000)
 	for i := range run {
-		run[i] = sample{Off: i, ID: fmt.Sprint(10 * (i + 1))}
+		run[i] = locate.Sample{Off: i, ID: fmt.Sprint(10 * (i + 1))}
 	}
 	x.learn("l", run, len(run), -1)
 	assert.LessOrEqual(t, s.Stats().Bytes, int64(memory))
@@ -88,7 +89,7 @@ func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 	assert.Less(t, len(p.samples), len(run))
 	assert.Equal(t, run[0], p.samples[0])
 	assert.Equal(t, run[len(run)-1], p.samples[len(p.samples)-1])
-	assert.Equal(t, len(p.samples), x.Len())
+	assert.Equal(t, len(p.samples), x.len())
 }
 
 // TestIndexKeysListsInFull: the index used to know a list by a 64-bit
@@ -100,14 +101,14 @@ func TestIndexThinsTheListInUseToItsBound(t *testing.T) {
 func TestIndexKeysListsInFull(t *testing.T) {
 	pad := strings.Repeat("q", 8<<10)
 	a, b := "/calls?q="+pad+"a", "/calls?q="+pad+"b"
-	x := NewIndex(cursor.Numeric, 100)
-	x.learn(a, []sample{{Off: 0, ID: "10"}, {Off: 9, ID: "100"}}, 10, -1)
-	x.learn(b, []sample{{Off: 0, ID: "7"}}, 1, 1)
+	x := newIndex(cursor.Numeric, 100)
+	x.learn(a, []locate.Sample{{Off: 0, ID: "10"}, {Off: 9, ID: "100"}}, 10, -1)
+	x.learn(b, []locate.Sample{{Off: 0, ID: "7"}}, 1, 1)
 
 	ha, hb := x.lookup(a, "50"), x.lookup(b, "50")
-	assert.Equal(t, sample{Off: 0, ID: "10"}, ha.Lo)
+	assert.Equal(t, locate.Sample{Off: 0, ID: "10"}, ha.Lo)
 	assert.Equal(t, -1, ha.End)
-	assert.Equal(t, sample{Off: 0, ID: "7"}, hb.Lo)
+	assert.Equal(t, locate.Sample{Off: 0, ID: "7"}, hb.Lo)
 	assert.Equal(t, 1, hb.End, "b ended; a did not")
 	require.NotNil(t, x.held(a))
 	require.NotNil(t, x.held(b))
@@ -168,10 +169,10 @@ func TestPositionsBytes(t *testing.T) {
 			for i := range names {
 				names[i] = fmt.Sprintf("/calls?list=%08d", i)
 			}
-			runs := make([][]sample, tc.lists)
+			runs := make([][]locate.Sample, tc.lists)
 			for i := range runs {
 				for k := range tc.samples {
-					runs[i] = append(runs[i], sample{Off: 10 * k, ID: fmt.Sprint(100 * (k + 1))})
+					runs[i] = append(runs[i], locate.Sample{Off: 10 * k, ID: fmt.Sprint(100 * (k + 1))})
 				}
 			}
 			before := liveHeap()
@@ -208,7 +209,7 @@ func TestIndexCountsUnderConcurrentEviction(t *testing.T) {
 			for i := range 3000 {
 				name := fmt.Sprintf("/calls?w=%d&l=%d", w, i%40)
 				off := 10 * (i / 40)
-				run := []sample{{Off: off, ID: fmt.Sprint(100 * (off + 1))}, {Off: off + 9, ID: fmt.Sprint(100 * (off + 10))}}
+				run := []locate.Sample{{Off: off, ID: fmt.Sprint(100 * (off + 1))}, {Off: off + 9, ID: fmt.Sprint(100 * (off + 10))}}
 				x.learn(name, run, off+10, -1)
 				x.lookup(name, run[0].ID)
 				if i%500 == 499 && w == 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ type copier struct {
 
 func (c *copier) CopiesWindows() {}
 
-func (c *copier) Walked(ctx context.Context, list string, w Walked) {
+func (c *copier) Walked(ctx context.Context, list string, w liststore.Walked) {
 	if w.Window != nil {
 		c.sources = append(c.sources, w.Window.Source())
 	}

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"sync"
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
@@ -10,37 +9,21 @@ import (
 
 // What the engine keeps per list identity lives in package liststore, one
 // object per identity under one bound in bytes, with the walks it served
-// and their read-ahead windows. Its contract types are named here too, so
-// that the engine's API reads as one: a WalkStore (Engine.Walks, shared by
-// instances in redisstore) keeps walks and windows; a ListStore
-// (Engine.Lists) is the instance's own object per list as well.
-type (
-	WalkStore    = liststore.WalkStore
-	CutQuery     = liststore.CutQuery
-	CutResult    = liststore.CutResult
-	Walked       = liststore.Walked
-	Walk         = liststore.Walk
-	StoredWindow = liststore.StoredWindow
-	WindowData   = liststore.WindowData
-	WindowStats  = liststore.WindowStats
-)
-
-// NewStoredWindow makes a window a WalkStore read back as plain data: see
-// liststore.NewStoredWindow.
-func NewStoredWindow(d WindowData, source, ref any) *StoredWindow {
-	return liststore.NewStoredWindow(d, source, ref)
-}
+// and their read-ahead windows, and so do the contracts of the stores that
+// keep them: a liststore.WalkStore (Engine.Walks, shared by instances in
+// redisstore) keeps walks and windows; a ListStore (Engine.Lists) is the
+// instance's own object per list as well.
 
 // ListStore is the instance's own object per list identity: the learned
 // state and the position samples, which are hints each instance learns
-// from its own answers, and the walks and windows (WalkStore).
+// from its own answers, and the walks and windows (liststore.WalkStore).
 type ListStore interface {
-	// learned returns what the list's backend taught, made when new. It
+	// stateOf returns what the list's backend taught, made when new. It
 	// is the one piece of state an instance keeps in its own memory
 	// whatever the store (clamps and keyset trust are learned from this
 	// instance's answers), hence unexported.
-	learned(list string) *listState
-	WalkStore
+	stateOf(list string) *listState
+	liststore.WalkStore
 }
 
 // MemoryStore is the ListStore of one instance: a liststore.Memory whose
@@ -50,13 +33,9 @@ type ListStore interface {
 // bound and dropped with the list. Its methods but learned and Index are
 // liststore.Memory's.
 type MemoryStore struct {
-	memory
+	liststore.Memory[listObj]
 	order cursor.Order
 }
-
-// memory is the store MemoryStore is, named so that its field stays
-// unexported.
-type memory = liststore.Memory[listObj]
 
 // listObj is the engine's part of one list identity's object.
 type listObj struct {
@@ -85,13 +64,13 @@ func NewMemoryStore(order cursor.Order, ttl time.Duration, memory int64) *Memory
 // so that making a store costs no closure.
 var compares = [...]func(a, b string) int{cursor.Numeric: cursor.Numeric.Compare, cursor.Lexical: cursor.Lexical.Compare}
 
-func (s *MemoryStore) learned(name string) *listState {
+func (s *MemoryStore) stateOf(name string) *listState {
 	return &s.Own(name, true, nil).learned
 }
 
 // listState is what the engine learns of one list identity's backend:
 // the page sizes its answers proved (pageSizes) and whether it kept the
-// keyset condition (keyset, read and written under mu).
+// keyset condition (keyset, which takes its own lock).
 //
 // It is per list identity, not per endpoint, because a list identity is
 // one caller's view: a caller whose own parameter makes the backend answer
@@ -102,6 +81,5 @@ type listState struct {
 	sizes    pageSizes
 	readTime readTime // how long its reads take, for the wait on a read ahead
 
-	mu    sync.Mutex
 	keyed keyset
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +44,7 @@ func listStateBytes(t *testing.T, n int) {
 	s := trustedStore(cursor.Numeric, time.Hour, 1<<40)
 	before := liveHeap()
 	for _, name := range names {
-		s.learned(name)
+		s.stateOf(name)
 	}
 	perList := float64(liveHeap()-before) / float64(n)
 	runtime.KeepAlive(s)
@@ -55,7 +56,7 @@ func listStateBytes(t *testing.T, n int) {
 	now := time.Unix(1_800_000_000, 0)
 	before = liveHeap()
 	for _, id := range ids {
-		s.Walked(context.Background(), names[0], Walked{Last: id, More: true, At: now, Now: now})
+		s.Walked(context.Background(), names[0], liststore.Walked{Last: id, More: true, At: now, Now: now})
 	}
 	perChain := float64(liveHeap()-before)/float64(n) - 8 // less the id's bytes, cloned
 	runtime.KeepAlive(s)
@@ -104,7 +105,7 @@ func TestMemoryBoundWithLongIdentities(t *testing.T) {
 // timer, with no traffic, and the timer stops.
 func TestPurgeEvery(t *testing.T) {
 	s := trustedStore(cursor.Numeric, 20*time.Millisecond, 1<<20)
-	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: []string{"10", "20", "30"}, Floor: "10", Start: -1}}, time.Now())
+	keepFor(s, "l", "10", &liststore.StoredWindow{Span: liststore.Span{IDs: []string{"10", "20", "30"}, Floor: "10", Start: -1}}, time.Now())
 	require.Equal(t, 1, s.Stats().Windows)
 	stop := s.PurgeEvery(5 * time.Millisecond)
 	assert.Eventually(t, func() bool { st := s.Stats(); return st.Windows == 0 && st.Chains == 0 },

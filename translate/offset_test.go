@@ -157,7 +157,7 @@ func TestOffsetClampIsLearned(t *testing.T) {
 	got, pages := walk(t, e, l, 250)
 	require.Equal(t, ids, got)
 	assert.Equal(t, []int{100}, learned)
-	limit, ok := e.PageSizeLimit()
+	limit, ok := e.pageSizeLimit()
 	assert.True(t, ok)
 	assert.Equal(t, 100, limit)
 	calls, _ := l.counts()

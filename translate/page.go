@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/helpdesk-gateway/gateway/liststore"
 	"github.com/helpdesk-gateway/gateway/locate"
 )
 
@@ -44,7 +45,7 @@ type pageRead struct {
 
 	// cursorAt is the cursor's own record where a wide answer holds it
 	// inside, not at an edge, to be learned with that answer (see take).
-	cursorAt    sample
+	cursorAt    locate.Sample
 	hasCursorAt bool
 }
 
@@ -52,7 +53,7 @@ type pageRead struct {
 // it says of the backend's page sizes. The span ended the list when the
 // verdict says so.
 type answer struct {
-	span
+	liststore.Span
 	v verdict
 }
 
@@ -106,7 +107,7 @@ func (r *pageRead) startFrom(h head) {
 		r.takenOff = append(r.takenOff, lastOff-n+1+k)
 	}
 	last := ids[n-1]
-	r.s.Init(r.e.Order, last, &hint{Lo: sample{Off: lastOff, ID: last}, HasLo: true, End: r.s.End()})
+	r.s.Init(r.e.Order, last, &locate.Hint{Lo: locate.Sample{Off: lastOff, ID: last}, HasLo: true, End: r.s.End()})
 	r.offset = -1
 }
 
@@ -137,7 +138,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 	if err != nil {
 		return a, false, err
 	}
-	a = answer{span{IDs: b.IDs, Records: b.Records, Start: w.Start, Ended: v == ended || v == endedSomewhere, Call: r.pg.Calls - 1}, v}
+	a = answer{liststore.Span{IDs: b.IDs, Records: b.Records, Start: w.Start, Ended: v == ended || v == endedSomewhere, Call: r.pg.Calls - 1}, v}
 	p := &r.p
 	if h := p.held; h != nil {
 		// This call re-read the page before a held answer: if it still
@@ -169,7 +170,7 @@ func (r *pageRead) read(ctx context.Context, w Window) (a answer, ok bool, err e
 
 // learnAnswer gives the index the answer not yet learned, if any, with
 // extra samples of it (ascending, inside the answer) beside its ends.
-func (r *pageRead) learnAnswer(extra []sample) {
+func (r *pageRead) learnAnswer(extra []locate.Sample) {
 	if !r.hasUnlearned {
 		return
 	}
@@ -229,7 +230,7 @@ func (r *pageRead) take(a answer, below int) (done bool) {
 			// inside, not at an edge: a client repeating the request
 			// then costs one call. It is learned with the answer, under
 			// the same lock (finish).
-			r.cursorAt, r.hasCursorAt = sample{Off: start + below - 1, ID: ids[below-1]}, true
+			r.cursorAt, r.hasCursorAt = locate.Sample{Off: start + below - 1, ID: ids[below-1]}, true
 		}
 	}
 	take := min(len(ids)-below, r.want-len(pg.IDs))
@@ -264,8 +265,8 @@ func (r *pageRead) stitch(a answer) error {
 	if r.offset < 0 {
 		end = r.s.End()
 	}
-	r.s.Init(r.e.Order, r.pg.IDs[last], &hint{
-		Lo: sample{Off: r.takenOff[last], ID: r.pg.IDs[last]}, HasLo: true, End: end,
+	r.s.Init(r.e.Order, r.pg.IDs[last], &locate.Hint{
+		Lo: locate.Sample{Off: r.takenOff[last], ID: r.pg.IDs[last]}, HasLo: true, End: end,
 	})
 	r.offset = -1
 	return nil
@@ -277,7 +278,7 @@ func (r *pageRead) stitch(a answer) error {
 // the list (the guarantee's condition), or holds no record past the
 // page's lookahead that a next page could start from. Called before
 // finish cuts the page.
-func (r *pageRead) window() *StoredWindow {
+func (r *pageRead) window() *liststore.StoredWindow {
 	a, below := &r.last, r.lastBelow
 	if r.ahead == 0 || r.req.After == "" || a.IDs == nil || below == 0 && a.Start != 0 {
 		return nil
@@ -285,7 +286,7 @@ func (r *pageRead) window() *StoredWindow {
 	if len(a.IDs)-below-r.lastTook < 1 && !a.Ended {
 		return nil // nothing past the page's lookahead
 	}
-	w := &StoredWindow{Span: a.span}
+	w := &liststore.StoredWindow{Span: a.Span}
 	if a.Start == 0 {
 		w.FromStart = true
 	} else {
@@ -301,13 +302,13 @@ func (r *pageRead) window() *StoredWindow {
 // answer, as they do for a page read in one call.
 func (r *pageRead) finish() *Page {
 	pg := r.pg
-	var room [3]sample
+	var room [3]locate.Sample
 	extra := room[:0]
 	if r.hasCursorAt {
 		extra = append(extra, r.cursorAt)
 	}
 	if n := r.req.Size; len(pg.IDs) > n {
-		extra = append(extra, sample{Off: r.takenOff[n-1], ID: pg.IDs[n-1]}, sample{Off: r.takenOff[n], ID: pg.IDs[n]})
+		extra = append(extra, locate.Sample{Off: r.takenOff[n-1], ID: pg.IDs[n-1]}, locate.Sample{Off: r.takenOff[n], ID: pg.IDs[n]})
 	}
 	cut(pg, r.req.Size)
 	if len(extra) == 0 {

@@ -80,14 +80,16 @@ func (p *pageSizes) ignore(n int) bool {
 	return true
 }
 
-// PageSizeLimit returns the backend page limit the engine last learned
+// pageSizeLimit returns the backend page limit the engine last learned
 // for any of its lists: MaxPageSize until an answer proved a smaller
 // limit, or a fixed page size the backend sends whatever is asked;
 // learned says which. Limits are learned and used per list identity (see
 // listState), and this is only the most recent of them, one caller's: it
 // is not the endpoint's limit, and is never shown as one (OnLearn tells
-// each list's). Safe for concurrent use.
-func (e *Engine) PageSizeLimit() (limit int, learned bool) {
+// each list's). Safe for concurrent use. Only tests read it: it is
+// unexported, so that no caller takes one list's limit for the
+// endpoint's.
+func (e *Engine) pageSizeLimit() (limit int, learned bool) {
 	e.reportMu.Lock()
 	defer e.reportMu.Unlock()
 	if e.reported == 0 {
@@ -193,7 +195,7 @@ func (e *Engine) longAnswer(sz *pageSizes, list string, w Window, n int, anchore
 			n, w.Size, e.MaxPageSize, n)}
 	}
 	if sz.ignore(n) {
-		e.learned(list, n, true)
+		e.reportLimit(list, n, true)
 	}
 	if anchored {
 		return Window{Start: w.Start, Size: n}, true, nil
@@ -201,9 +203,9 @@ func (e *Engine) longAnswer(sz *pageSizes, list string, w Window, n int, anchore
 	return w, false, nil
 }
 
-// learned reports a new limit of list to PageSizeLimit and the engine's
+// reportLimit reports a new limit of list to pageSizeLimit and the engine's
 // observer.
-func (e *Engine) learned(list string, limit int, fixed bool) {
+func (e *Engine) reportLimit(list string, limit int, fixed bool) {
 	e.reportMu.Lock()
 	e.reported = limit
 	e.reportMu.Unlock()
@@ -226,7 +228,7 @@ type suspect struct {
 func (e *Engine) resolve(sz *pageSizes, list string, s *suspect, start, n int, v verdict) bool {
 	if start+n > s.end {
 		if sz.clamp(s.n) {
-			e.learned(list, s.n, false)
+			e.reportLimit(list, s.n, false)
 		}
 		return true
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/estimate"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // A list's position samples in its object: what the store counts of them,
@@ -18,7 +19,7 @@ import (
 // the first learning; its fields but owner and list are guarded by the
 // owner's mutex.
 type positions struct {
-	samples []sample
+	samples []locate.Sample
 	end     int             // an offset at or past the list's end; -1 when unknown
 	spread  estimate.Spread // how irregular the list's gaps are, from its answers
 	answers uint32          // answers learned, to measure a well-known spread rarely
@@ -37,29 +38,25 @@ type positions struct {
 // element, made once, and each sample's struct (its id's bytes apart).
 const (
 	positionsBytes = int64(unsafe.Sizeof(positions{}) + unsafe.Sizeof(list.Element{}) + unsafe.Sizeof((*positions)(nil)))
-	sampleBytes    = int64(unsafe.Sizeof(sample{}))
+	sampleBytes    = int64(unsafe.Sizeof(locate.Sample{}))
 )
 
 // bytes is what p's samples cost the store beyond positionsBytes.
 func (p *positions) bytes() int64 { return int64(cap(p.samples))*sampleBytes + p.ids }
 
-// change is what a list's samples cost the store more (or less, below
-// zero) after an index changed them.
-type change = liststore.Change
-
 // recount adds to changes what p's samples cost more than the store was
 // last told, if anything, and tells it so. The caller holds the owner's
 // mutex.
-func recount(p *positions, changes []change) []change {
+func recount(p *positions, changes []liststore.Change) []liststore.Change {
 	if d := p.bytes() - p.counted; d != 0 {
 		p.counted += d
-		changes = append(changes, change{List: p.list, Bytes: d})
+		changes = append(changes, liststore.Change{List: p.list, Bytes: d})
 	}
 	return changes
 }
 
 // idBytes is what the ids of samples cost the heap.
-func idBytes(samples []sample) (n int64) {
+func idBytes(samples []locate.Sample) (n int64) {
 	for _, s := range samples {
 		n += idCost(s.ID)
 	}
@@ -109,7 +106,7 @@ func thin(p *positions) bool {
 		n++
 	}
 	// A new array, so that the memory goes: the store counts capacity.
-	p.samples = append(make([]sample, 0, n), s[:n]...)
+	p.samples = append(make([]locate.Sample, 0, n), s[:n]...)
 	clear(s)
 	p.ids = idBytes(p.samples) // as long as thinning, which is rare
 	return true
@@ -170,7 +167,7 @@ func (listOwner) Thin(o *listObj) (thinned bool, bytes int64) {
 	n := len(p.samples)
 	thinned = thin(p)
 	x.total -= n - len(p.samples)
-	var room [1]change
+	var room [1]liststore.Change
 	c := recount(p, room[:0])
 	x.mu.Unlock()
 	for _, c := range c {

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/helpdesk-gateway/gateway/liststore"
+
 // Read-ahead, its window sizes and the walk rule that keeps the
 // consistency guarantee for pages cut from windows are the store's
 // (liststore's walk.go): the engine asks the store whether a cursor
@@ -10,16 +12,16 @@ package translate
 // keepBytes readies the answer a page was read ahead in to be kept as a
 // window, once the fetcher has let go of its memory, and counts what it
 // keeps alive: what the Keeper says it holds, or the ids and records with
-// their headers. A WindowCopier is only lent the answer (Lender): it
-// copies what it keeps in Walked, and the answer's memory goes back to
-// the fetcher's pool with the request.
-func (e *Engine) keepBytes(f Fetcher, w *StoredWindow) {
+// their headers. A liststore.WindowCopier is only lent the answer
+// (Lender): it copies what it keeps in Walked, and the answer's memory
+// goes back to the fetcher's pool with the request.
+func (e *Engine) keepBytes(f Fetcher, w *liststore.StoredWindow) {
 	var (
 		source any
 		bytes  int64
 	)
 	if l, ok := f.(Lender); ok {
-		if _, copies := e.walks().(WindowCopier); copies {
+		if _, copies := e.walks().(liststore.WindowCopier); copies {
 			w.SetSource(l.Lend(w.Call), 0) // copied by Walked, before the page is written
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/helpdesk-gateway/gateway/cursor"
+	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +33,7 @@ func (c *fakeClock) engine(e *Engine) *Engine { e.clock, e.spawn = c.now, inline
 // that what a walk costs does not hang on goroutines' timing.
 func readaheadEngine(offsets bool) *Engine {
 	return &Engine{Order: cursor.Numeric, MaxPageSize: 1000, Offsets: offsets,
-		Index: NewIndex(cursor.Numeric, 100_000), Lists: trustedStore(cursor.Numeric, 2*time.Second, 64<<20),
+		Index: newIndex(cursor.Numeric, 100_000), Lists: trustedStore(cursor.Numeric, 2*time.Second, 64<<20),
 		spawn: inline}
 }
 
@@ -286,25 +288,25 @@ func TestWindowsStayWithTheirCaller(t *testing.T) {
 
 // keepFor keeps w in s as the window of list read by a page that ended
 // at after, with more after it, at now: a chain entry for after, and w.
-func keepFor(s *MemoryStore, list, after string, w *StoredWindow, now time.Time) {
-	s.Walked(context.Background(), list, Walked{Last: after, More: true, At: now, Now: now, Window: w})
+func keepFor(s *MemoryStore, list, after string, w *liststore.StoredWindow, now time.Time) {
+	s.Walked(context.Background(), list, liststore.Walked{Last: after, More: true, At: now, Now: now, Window: w})
 }
 
 // handOut records a page served with no window that ended at after, as a
 // client's cursor: it can come back once more (liststore/stay.go).
 func handOut(s *MemoryStore, list, after string, now time.Time) {
-	s.Walked(context.Background(), list, Walked{Last: after, More: true, Now: now})
+	s.Walked(context.Background(), list, liststore.Walked{Last: after, More: true, Now: now})
 }
 
 // cutPage is MemoryStore.Cut's page, whole or head.
 func cutPage(s *MemoryStore, list, after string, size int, now time.Time) *Page {
-	pg, _ := cutOf(s.Cut(context.Background(), list, CutQuery{After: after, Size: size, Now: now}), size)
+	pg, _ := cutOf(s.Cut(context.Background(), list, liststore.CutQuery{After: after, Size: size, Now: now}), size)
 	return pg
 }
 
 // cutOf is the page the engine takes from a cut, whole or, when head, only
 // the head its window holds.
-func cutOf(c CutResult, size int) (pg *Page, isHead bool) {
+func cutOf(c liststore.CutResult, size int) (pg *Page, isHead bool) {
 	if c.Window == nil {
 		return nil, false
 	}
@@ -322,12 +324,12 @@ func cutOf(c CutResult, size int) (pg *Page, isHead bool) {
 // expired windows and chain entries are purged.
 func TestMemoryStoreBounds(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	window := func(first, n int) *StoredWindow {
+	window := func(first, n int) *liststore.StoredWindow {
 		ids := make([]string, n)
 		for i := range ids {
 			ids[i] = strconv.Itoa(first + i)
 		}
-		return storedWindow(span{IDs: ids, Floor: ids[0], Start: first, Ended: true}, int64(n))
+		return storedWindow(liststore.Span{IDs: ids, Floor: ids[0], Start: first, Ended: true}, int64(n))
 	}
 	probe := trustedStore(cursor.Numeric, time.Second, 1<<20)
 	keepFor(probe, "a", "100", window(100, 40), now)
@@ -374,18 +376,18 @@ func TestMemoryStoreWalkRule(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ids := []string{"10", "20", "30", "40", "50", "60"}
 	s := trustedStore(cursor.Numeric, time.Second, 1<<20)
-	keepFor(s, "l", "10", &StoredWindow{Span: span{IDs: ids, Floor: "10", Start: -1}}, now)
+	keepFor(s, "l", "10", &liststore.StoredWindow{Span: liststore.Span{IDs: ids, Floor: "10", Start: -1}}, now)
 	assert.NotNil(t, cutPage(s, "l", "10", 2, now), "the walk's own window")
 	assert.Nil(t, cutPage(s, "l", "20", 2, now), "a cursor no page ended at")
 	assert.Positive(t, s.Stay().Signs.NotIssuedHere, "a cursor no page ended at, inside the window past its reach: the list stands down")
-	s.TrustWalks()
-	s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
-	c := s.Cut(context.Background(), "l", CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
+	liststoretest.TrustWalks(s)
+	s.Walked(context.Background(), "l", liststore.Walked{Last: "30", More: true, At: now.Add(time.Millisecond), Now: now.Add(time.Millisecond)})
+	c := s.Cut(context.Background(), "l", liststore.CutQuery{After: "30", Size: 2, Now: now.Add(time.Millisecond)})
 	assert.True(t, c.Continues, "the cursor continues a walk")
 	assert.Nil(t, c.Window, "the window was read before the walk's last page")
-	s.Walked(context.Background(), "l", Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
+	s.Walked(context.Background(), "l", liststore.Walked{Last: "30", More: true, At: now, Now: now.Add(2 * time.Millisecond)})
 	assert.Nil(t, cutPage(s, "l", "30", 2, now.Add(2*time.Millisecond)), "the latest time of the pages that ended at 30 holds")
-	c = s.Cut(context.Background(), "l", CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
+	c = s.Cut(context.Background(), "l", liststore.CutQuery{After: "10", Size: 2, Now: now.Add(time.Second)})
 	assert.False(t, c.Continues, "the chain entry lives for the TTL")
 	assert.Nil(t, c.Window)
 }
@@ -416,12 +418,12 @@ func TestWindowCut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := trustedStore(cursor.Numeric, time.Second, 1<<20)
-			w := storedWindow(span{IDs: ids, FromStart: tc.fromStart, Ended: tc.ended, Start: -1}, 6)
+			w := storedWindow(liststore.Span{IDs: ids, FromStart: tc.fromStart, Ended: tc.ended, Start: -1}, 6)
 			if !tc.fromStart {
 				w.Floor = "10"
 			}
 			keepFor(s, "l", tc.after, w, now)
-			c := s.Cut(context.Background(), "l", CutQuery{After: tc.after, Size: tc.size, Now: now})
+			c := s.Cut(context.Background(), "l", liststore.CutQuery{After: tc.after, Size: tc.size, Now: now})
 			pg, head := cutOf(c, tc.size)
 			if tc.want == nil {
 				assert.Nil(t, pg)
@@ -501,6 +503,6 @@ func BenchmarkReadaheadWalk(b *testing.B) {
 // tests the proof.
 func trustedStore(order cursor.Order, ttl time.Duration, memory int64) *MemoryStore {
 	s := NewMemoryStore(order, ttl, memory)
-	s.TrustWalks()
+	liststoretest.TrustWalks(s)
 	return s
 }

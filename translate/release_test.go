@@ -122,7 +122,7 @@ func TestEngineReleasesUnsettledAnswers(t *testing.T) {
 
 			// With an index, what it learned is ids of the list: none was
 			// read from an answer after it had been scribbled over.
-			x := NewIndex(cursor.Numeric, 1<<20)
+			x := newIndex(cursor.Numeric, 1<<20)
 			withIndex := &Engine{Order: cursor.Numeric, MaxPageSize: tc.maxPage, Index: x}
 			_, err = withIndex.Page(context.Background(), &releasingList{memList: newMemList(tc.ids)}, req)
 			require.NoError(t, err)

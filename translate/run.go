@@ -5,27 +5,23 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/locate"
 )
 
 // The one kind of answer the engine reads pages from. A backend call's
 // answer, as a page reads it (answer, in page.go), and a read-ahead
-// window (StoredWindow), which is such an answer kept for the pages
+// window (liststore.StoredWindow), which is such an answer kept for the pages
 // after, are both a span: a run of the list's records as the backend held
 // them, placed by an offset or above an id. A page is cut from the span
 // that covers its cursor: whole, when the span holds the page and the
 // record after it (or the list's end), or as a head, whose rest the
 // engine reads from the backend, stitched on by keyset or by offset.
 
-// span is a run of the list as one backend answer held it: see
-// liststore.Span, whose fields are exported because the store keeps what
-// the engine reads.
-type span = liststore.Span
-
 // cutPage cuts the page from the window's records from k on, which hold
 // it. When the window runs out at the next page, the index learns where
 // this page ends, so that the next page, read from the backend, finds its
 // cursor in one call.
-func (e *Engine) cutPage(req Request, w *StoredWindow, k int) *Page {
+func (e *Engine) cutPage(req Request, w *liststore.StoredWindow, k int) *Page {
 	rest := len(w.IDs) - k
 	n := min(rest, req.Size)
 	pg := &Page{IDs: w.IDs[k : k+n : k+n], More: rest > req.Size, Source: -1, Stored: w}
@@ -33,7 +29,7 @@ func (e *Engine) cutPage(req Request, w *StoredWindow, k int) *Page {
 		pg.Records = w.Records[k : k+n : k+n]
 	}
 	if at := w.Start + k + n; w.Start >= 0 && pg.More && rest-n <= req.Size && !w.Ended && n > 0 {
-		e.Index.learn(req.List, []sample{{Off: at - 1, ID: w.IDs[at-w.Start-1]}, {Off: at, ID: w.IDs[at-w.Start]}}, at+1, -1)
+		e.Index.learn(req.List, []locate.Sample{{Off: at - 1, ID: w.IDs[at-w.Start-1]}, {Off: at, ID: w.IDs[at-w.Start]}}, at+1, -1)
 	}
 	return pg
 }
@@ -44,7 +40,7 @@ func (e *Engine) cutPage(req Request, w *StoredWindow, k int) *Page {
 // backend, by keyset or by offset, in calls stitched on them. The zero
 // head is none.
 type head struct {
-	w *StoredWindow
+	w *liststore.StoredWindow
 	k int
 }
 

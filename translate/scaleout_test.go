@@ -157,7 +157,7 @@ type balancer struct {
 func newBalancer(order cursor.Order, instances int, sticky bool) *balancer {
 	b := &balancer{sticky: sticky}
 	for range instances {
-		b.engines = append(b.engines, &Engine{Order: order, MaxPageSize: 1000, Index: NewIndex(order, 100_000)})
+		b.engines = append(b.engines, &Engine{Order: order, MaxPageSize: 1000, Index: newIndex(order, 100_000)})
 	}
 	return b
 }

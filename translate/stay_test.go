@@ -11,6 +11,7 @@ import (
 
 	"github.com/helpdesk-gateway/gateway/cursor"
 	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 )
 
 // Read-ahead with no shared store proves that walks stay on an instance
@@ -27,7 +28,7 @@ func instances(dialect string, clock *fakeClock, n int, trusted bool) []*Engine 
 		e := ruleEngine(dialect, clock)
 		s := NewMemoryStore(cursor.Numeric, 2*time.Second, 64<<20)
 		if trusted {
-			s.TrustWalks()
+			liststoretest.TrustWalks(s)
 		}
 		e.Lists = s
 		es[i] = e

@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/helpdesk-gateway/gateway/liststore"
+	"github.com/helpdesk-gateway/gateway/liststore/liststoretest"
 )
 
 // downStore is a memory store that, while down, answers as a store
@@ -20,15 +23,15 @@ type downStore struct {
 	down bool
 }
 
-func (s *downStore) Cut(ctx context.Context, list string, q CutQuery) CutResult {
+func (s *downStore) Cut(ctx context.Context, list string, q liststore.CutQuery) liststore.CutResult {
 	if s.down {
-		return CutResult{}
+		return liststore.CutResult{}
 	}
-	s.TrustWalks()
+	liststoretest.TrustWalks(s)
 	return s.MemoryStore.Cut(ctx, list, q)
 }
 
-func (s *downStore) Walked(ctx context.Context, list string, w Walked) {
+func (s *downStore) Walked(ctx context.Context, list string, w liststore.Walked) {
 	if !s.down {
 		s.MemoryStore.Walked(ctx, list, w)
 	}

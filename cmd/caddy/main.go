@@ -14,6 +14,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/helpdesk-gateway/gateway/caddymodule"
+	_ "github.com/helpdesk-gateway/gateway/legacy/reference/referencemodule"
 )
 
 func main() {

@@ -28,7 +28,7 @@ type keysetCond struct {
 }
 
 // parseKeysetTemplate takes the configured template apart; New panics on
-// a template LegacyBackend.Validate would refuse.
+// a template referencemodule.Handler.Validate would refuse.
 func parseKeysetTemplate(tmpl string) legacy.KeysetTemplate {
 	t, err := legacy.ParseKeysetTemplate(tmpl, func(name string) error {
 		if name == "" {
