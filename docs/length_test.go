@@ -24,7 +24,7 @@ func TestPagesStayShort(t *testing.T) {
 		"docs/operating.md":         650,
 		"docs/performance.md":       400,
 		"docs/internals.md":         150,
-		"docs/threat-model.md":      750,
+		"docs/threat-model.md":      460,
 		"docs/shared-store.md":      380,
 		"docs/metrics.md":           180,
 		"docs/clients.md":           520,
