@@ -10,7 +10,7 @@ import (
 
 // TestModulesRegistered: `xcaddy build --with` the module path gets the
 // gateway, its admin endpoint and the reference backend, as
-// internal/xcaddy's build test lists them.
+// docs/xcaddy's build test lists them.
 func TestModulesRegistered(t *testing.T) {
 	for _, id := range []string{"http.handlers.helpdesk_gateway", "http.handlers.helpdesk_legacy", "admin.api.helpdesk"} {
 		info, err := caddy.GetModule(id)
